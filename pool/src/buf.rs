@@ -1,0 +1,269 @@
+//! [`PoolBuf`]: the owned, writable handle to one rented block.
+
+use std::fmt;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
+
+use bytes::buf::UninitSlice;
+use bytes::{Buf, BufMut};
+
+use crate::frozen::PoolBytes;
+use crate::slab::FreeBlock;
+
+/// A rented block: a fixed-capacity byte buffer that goes back to its pool when dropped.
+///
+/// It holds the bytes `[start, end)` of its block. Writes ([`BufMut`], [`io::Write`],
+/// [`read_from`](Self::read_from), [`spare_mut`](Self::spare_mut) + [`commit`](Self::commit))
+/// append at `end` and never grow the block: the capacity is the block size. Reads ([`Buf`],
+/// [`io::Read`]) consume from `start`; [`compact`](Self::compact) moves what is left to the
+/// front. `Deref` gives the filled bytes.
+///
+/// Every byte of a block is initialised (slabs are zeroed when made), so the spare capacity is
+/// handed out as a plain `&mut [u8]` and a read needs no zeroing first.
+///
+/// A `PoolBuf` is `Send`: it may be dropped on any thread and still returns to its pool.
+pub struct PoolBuf {
+    block: FreeBlock,
+    start: u32,
+    end: u32,
+    cap: u32,
+}
+
+impl PoolBuf {
+    #[inline]
+    pub(crate) fn rent(block: FreeBlock) -> Self {
+        #[cfg(feature = "debug")]
+        crate::debug::on_rent(block);
+        // SAFETY: the caller owns `block`, so its slab is live.
+        let cap = unsafe { block.slab.as_ref() }.block_size() as u32;
+        PoolBuf {
+            block,
+            start: 0,
+            end: 0,
+            cap,
+        }
+    }
+
+    /// Bytes filled and not yet consumed.
+    #[inline]
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// `true` when nothing is filled.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    /// The block size: the most bytes this buffer can ever hold.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.cap as usize
+    }
+
+    /// Room left after the filled bytes (compacting can free the consumed prefix too).
+    #[inline]
+    pub fn spare_capacity(&self) -> usize {
+        (self.cap - self.end) as usize
+    }
+
+    /// The unfilled tail of the block, to be written and then [`commit`](Self::commit)ted.
+    #[inline]
+    pub fn spare_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `end <= cap`, the block is owned by this handle, and all its bytes are
+        // initialised.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.ptr().add(self.end as usize), self.spare_capacity())
+        }
+    }
+
+    /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as filled.
+    ///
+    /// # Panics
+    /// If `n` is larger than the spare capacity.
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        assert!(
+            n <= self.spare_capacity(),
+            "commit past the end of the block"
+        );
+        self.end += n as u32;
+    }
+
+    /// Fills the spare capacity with one `read` call; returns the bytes read (0 at end of
+    /// stream or when the buffer is full).
+    pub fn read_from<R: io::Read + ?Sized>(&mut self, reader: &mut R) -> io::Result<usize> {
+        if self.spare_capacity() == 0 {
+            return Ok(0);
+        }
+        let n = reader.read(self.spare_mut())?;
+        // A reader claiming more than it was given is broken; never trust it past the block.
+        let n = n.min(self.spare_capacity());
+        self.end += n as u32;
+        Ok(n)
+    }
+
+    /// Empties the buffer (the block stays rented).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.start = 0;
+        self.end = 0;
+    }
+
+    /// Keeps the first `len` filled bytes (no-op if `len >= self.len()`).
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.len() {
+            self.end = self.start + len as u32;
+        }
+    }
+
+    /// Moves the filled bytes to the front of the block, so the consumed prefix is writable
+    /// again. Copies `len()` bytes; free when nothing was consumed or nothing is left.
+    pub fn compact(&mut self) {
+        if self.start == 0 {
+            return;
+        }
+        let (start, len) = (self.start as usize, self.len());
+        if len > 0 {
+            self.block_mut().copy_within(start..start + len, 0);
+        }
+        self.start = 0;
+        self.end = len as u32;
+    }
+
+    /// Turns the buffer into a shared, read-only, cloneable view of its filled bytes, without
+    /// copying. The block returns to the pool when the last clone is dropped.
+    pub fn freeze(self) -> PoolBytes {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: the handle owned the block; ownership moves to the frozen view, and
+        // `ManuallyDrop` keeps this handle from returning it.
+        unsafe { PoolBytes::from_block(this.block, this.start as usize, this.len()) }
+    }
+
+    /// Converts into [`bytes::Bytes`] without copying, via [`Bytes::from_owner`](bytes::Bytes::from_owner).
+    /// That costs one small heap allocation (the `Bytes` owner record); the data stays in the
+    /// block, which returns to the pool when the last `Bytes` clone drops.
+    pub fn into_bytes(self) -> bytes::Bytes {
+        self.freeze().into_bytes()
+    }
+
+    #[inline]
+    fn ptr(&self) -> *mut u8 {
+        self.block.ptr.as_ptr()
+    }
+
+    fn block_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the whole block is owned by this handle and initialised.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.cap as usize) }
+    }
+}
+
+impl Drop for PoolBuf {
+    #[inline]
+    fn drop(&mut self) {
+        crate::frozen::give_back(self.block);
+    }
+}
+
+impl Deref for PoolBuf {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `start <= end <= cap`; the block is owned by this handle and initialised.
+        unsafe { std::slice::from_raw_parts(self.ptr().add(self.start as usize), self.len()) }
+    }
+}
+
+impl DerefMut for PoolBuf {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr().add(self.start as usize), self.len()) }
+    }
+}
+
+impl AsRef<[u8]> for PoolBuf {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl AsMut<[u8]> for PoolBuf {
+    fn as_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
+impl fmt::Debug for PoolBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolBuf")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .finish()
+    }
+}
+
+impl Buf for PoolBuf {
+    #[inline]
+    fn remaining(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn chunk(&self) -> &[u8] {
+        self
+    }
+
+    #[inline]
+    fn advance(&mut self, cnt: usize) {
+        assert!(cnt <= self.len(), "advance past the filled bytes");
+        self.start += cnt as u32;
+    }
+}
+
+// SAFETY: `chunk_mut` exposes exactly the spare capacity, and `advance_mut` only accepts counts
+// within it, so `remaining_mut` and the filled length stay consistent.
+unsafe impl BufMut for PoolBuf {
+    #[inline]
+    fn remaining_mut(&self) -> usize {
+        self.spare_capacity()
+    }
+
+    #[inline]
+    unsafe fn advance_mut(&mut self, cnt: usize) {
+        self.commit(cnt);
+    }
+
+    #[inline]
+    fn chunk_mut(&mut self) -> &mut UninitSlice {
+        UninitSlice::new(self.spare_mut())
+    }
+}
+
+impl io::Write for PoolBuf {
+    /// Writes what fits; `Ok(0)` once the block is full, so `write_all` reports `WriteZero`.
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let n = data.len().min(self.spare_capacity());
+        self.spare_mut()[..n].copy_from_slice(&data[..n]);
+        self.end += n as u32;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl io::Read for PoolBuf {
+    /// Consumes from the front of the filled bytes.
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = out.len().min(self.len());
+        out[..n].copy_from_slice(&self[..n]);
+        self.start += n as u32;
+        Ok(n)
+    }
+}

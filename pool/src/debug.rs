@@ -1,0 +1,77 @@
+//! Debug aids (cargo feature `debug`), after Kestrel's DiagnosticMemoryPool: poison returned
+//! blocks and catch writes after return, catch blocks routed to a pool or class that does not own
+//! them and blocks returned twice, and report blocks still out when a pool closes.
+//!
+//! They cost a pass over the block on every rent and return: for tests and staging, not for
+//! production.
+
+use std::sync::atomic::Ordering;
+
+use crate::slab::{FreeBlock, Slab};
+
+/// The byte every free block is filled with.
+pub const POISON: u8 = 0xA5;
+
+const FREE: u8 = 0;
+const RENTED: u8 = 1;
+
+/// Fills a new slab's blocks with the poison byte.
+///
+/// # Safety
+/// No block of the slab is out.
+pub(crate) unsafe fn poison_slab(slab: &Slab) {
+    let bytes = slab.block_size() * slab.blocks() as usize;
+    // SAFETY: the block memory spans `bytes` from `base`, owned by the pool with no block out.
+    unsafe { slab.base().as_ptr().write_bytes(POISON, bytes) };
+}
+
+fn check_home(block: FreeBlock, slab: &Slab) -> u32 {
+    let offset = (block.ptr.as_ptr() as usize).wrapping_sub(slab.base().as_ptr() as usize);
+    assert!(
+        offset % slab.block_size() == 0 && offset / slab.block_size() < slab.blocks() as usize,
+        "bufslab debug: block {:p} does not belong to the slab it names (wrong pool or class)",
+        block.ptr
+    );
+    slab.index_of(block.ptr)
+}
+
+pub(crate) fn on_rent(block: FreeBlock) {
+    // SAFETY: the block is owned by the caller, so its slab is live.
+    let slab = unsafe { block.slab.as_ref() };
+    let i = check_home(block, slab);
+    let before = slab.state(i).swap(RENTED, Ordering::AcqRel);
+    assert_eq!(
+        before, FREE,
+        "bufslab debug: block {:p} handed out twice",
+        block.ptr
+    );
+    // SAFETY: the block was free and is now owned by the caller; all bytes are initialised.
+    let bytes = unsafe { std::slice::from_raw_parts(block.ptr.as_ptr(), slab.block_size()) };
+    if let Some(at) = bytes.iter().position(|&b| b != POISON) {
+        panic!(
+            "bufslab debug: block {:p} was written at offset {at} after it was returned",
+            block.ptr
+        );
+    }
+}
+
+pub(crate) fn on_return(block: FreeBlock) {
+    // SAFETY: the block is owned by the caller, so its slab is live.
+    let slab = unsafe { block.slab.as_ref() };
+    let i = check_home(block, slab);
+    let before = slab.state(i).swap(FREE, Ordering::AcqRel);
+    assert_eq!(
+        before, RENTED,
+        "bufslab debug: block {:p} returned twice",
+        block.ptr
+    );
+    // SAFETY: the caller owns the block and is giving it up; nothing else reads it now.
+    unsafe { block.ptr.as_ptr().write_bytes(POISON, slab.block_size()) };
+}
+
+pub(crate) fn report_outstanding(block_size: usize, out: usize) {
+    eprintln!(
+        "bufslab debug: pool dropped with {out} block(s) of {block_size} bytes still out; \
+         their slabs are freed when the last one comes back"
+    );
+}

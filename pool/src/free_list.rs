@@ -1,0 +1,65 @@
+//! The free-list strategy of a pool: where returned blocks wait for the next `get`.
+//!
+//! Two strategies ship, both usable in one binary so they can be measured side by side:
+//!
+//! - [`QueueFreeList`]: FIFO, a bounded lock-free queue (crossbeam's `ArrayQueue`), the choice
+//!   Kestrel settled on. Gets and puts touch opposite ends, so they contend less under heavy
+//!   multi-threaded traffic; a returned block waits longest before reuse.
+//! - [`StackFreeList`]: LIFO behind a `parking_lot` mutex. The block handed out is the one
+//!   returned last, still warm in cache; batches (a local cache's refill or flush) move under
+//!   one lock acquisition.
+//!
+//! The default `Pool` uses the queue; the cargo feature `stack` makes it the stack. The trait is
+//! sealed: a free list that lost or duplicated a block would break the pool's soundness.
+
+use crate::slab::FreeBlock;
+
+/// A free-list strategy for [`Pool`](crate::Pool). Sealed: implemented by [`QueueFreeList`]
+/// and [`StackFreeList`] only.
+pub trait FreeList: sealed::FreeListImpl {}
+
+/// The strategy `Pool` uses when none is named: [`QueueFreeList`], or [`StackFreeList`] with
+/// the `stack` feature.
+#[cfg(not(feature = "stack"))]
+pub type DefaultFreeList = crate::QueueFreeList;
+/// The strategy `Pool` uses when none is named: [`QueueFreeList`], or [`StackFreeList`] with
+/// the `stack` feature.
+#[cfg(feature = "stack")]
+pub type DefaultFreeList = crate::StackFreeList;
+
+pub(crate) mod sealed {
+    use super::FreeBlock;
+
+    /// The operations a pool needs. Capacity is fixed at creation to the most blocks the class
+    /// can ever have, so a push never fails and never allocates.
+    pub trait FreeListImpl: Send + Sync + Sized + 'static {
+        /// A short name for reports ("queue", "stack").
+        const NAME: &'static str;
+        /// An empty list that can hold `capacity` blocks.
+        fn with_capacity(capacity: usize) -> Self;
+        /// Adds a block. The caller owned it and gives it up.
+        fn push(&self, block: FreeBlock);
+        /// Takes a block, if any.
+        fn pop(&self) -> Option<FreeBlock>;
+        /// Blocks in the list now (a snapshot under concurrency).
+        fn len(&self) -> usize;
+        /// Adds several blocks.
+        fn push_batch(&self, blocks: &[FreeBlock]) {
+            for &block in blocks {
+                self.push(block);
+            }
+        }
+        /// Moves up to `max` blocks into `out` (which has room); returns how many.
+        fn pop_batch(&self, out: &mut Vec<FreeBlock>, max: usize) -> usize {
+            let mut n = 0;
+            while n < max {
+                match self.pop() {
+                    Some(block) => out.push(block),
+                    None => break,
+                }
+                n += 1;
+            }
+            n
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The per-thread fast path: a small stash of free blocks per class, owned by one thread.
+//!
+//! A thread-per-core server rents and returns on the same thread. Its [`LocalCache`] serves
+//! both from a plain `Vec` with no atomic read-modify-write and no lock, and moves blocks to and
+//! from the shared free list in batches of half its capacity.
+//!
+//! Returns find the cache through a thread-local list, so a buffer needs no pointer to the cache
+//! it came from: a block dropped on its own thread goes into that thread's stash; one dropped on
+//! a thread with no cache of the pool goes straight to the shared free list (the remote-return
+//! path); one dropped on a thread with its own cache of the pool lands in that stash. In every
+//! case the block is back in its own pool, owned once.
+
+use std::cell::{Cell, UnsafeCell};
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::buf::PoolBuf;
+use crate::error::Error;
+use crate::free_list::{DefaultFreeList, FreeList};
+use crate::pool::Pool;
+use crate::slab::{FreeBlock, HomeVTable};
+
+thread_local! {
+    /// This thread's live caches, newest first, linked through `Local::next`. A const-initialised
+    /// `Cell` has no destructor, so it stays usable while other thread-locals are torn down.
+    static HEAD: Cell<*const Local> = const { Cell::new(ptr::null()) };
+}
+
+/// The state behind one thread's cache of one pool.
+struct Local {
+    /// The pool's identity (its shared state's address), matched against a slab's `pool`.
+    pool: *const (),
+    home: &'static HomeVTable,
+    next: Cell<*const Local>,
+    /// `LocalCache` handles sharing this state.
+    refs: Cell<usize>,
+    capacity: usize,
+    stashes: Box<[Stash]>,
+    /// Stash lengths for `Pool::stats`; written only by the owner, so plain stores suffice.
+    published: Arc<[AtomicUsize]>,
+}
+
+struct Stash {
+    blocks: UnsafeCell<Vec<FreeBlock>>,
+}
+
+impl Local {
+    /// The stash of class `c`.
+    ///
+    /// # Safety
+    /// Only the owning thread calls this, and no other reference to the stash is live: none of
+    /// the pool's code called while one is held re-enters the cache.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn stash(&self, c: usize) -> &mut Vec<FreeBlock> {
+        // SAFETY: the caller guarantees exclusive access on the owning thread.
+        unsafe { &mut *self.stashes[c].blocks.get() }
+    }
+
+    #[inline]
+    fn pop(&self, c: usize) -> Option<FreeBlock> {
+        // SAFETY: `Local` is reached only through a `!Send` `LocalCache` or this thread's list,
+        // and the borrow ends within this function.
+        let stash = unsafe { self.stash(c) };
+        let block = stash.pop();
+        self.published[c].store(stash.len(), Ordering::Relaxed);
+        block
+    }
+
+    #[inline]
+    fn push(&self, c: usize, block: FreeBlock) {
+        // SAFETY: as in `pop`; the flush below goes to the shared free list, never back here.
+        let stash = unsafe { self.stash(c) };
+        if stash.len() >= self.capacity {
+            let keep = self.capacity / 2;
+            // SAFETY: the blocks are this stash's, given up by the truncate below; the cache
+            // holds a pool handle, so the pool is live and not closed.
+            unsafe { (self.home.put)(self.pool, c, &stash[keep..]) };
+            stash.truncate(keep);
+        }
+        stash.push(block);
+        self.published[c].store(stash.len(), Ordering::Relaxed);
+    }
+}
+
+/// Returns a block to a cache of its pool on this thread, if there is one.
+#[inline]
+pub(crate) fn put_local(pool: *const (), class: usize, block: FreeBlock) -> bool {
+    HEAD.with(|head| {
+        let mut p = head.get();
+        // SAFETY: the list holds only live `Local`s of this thread: each is unlinked before
+        // it is freed.
+        while let Some(local) = unsafe { p.as_ref() } {
+            if local.pool == pool {
+                if local.capacity == 0 {
+                    return false;
+                }
+                local.push(class, block);
+                return true;
+            }
+            p = local.next.get();
+        }
+        false
+    })
+}
+
+/// Takes a block of class `class` from this thread's cache of the pool, if it has one.
+pub(crate) fn take_local(pool: *const (), class: usize) -> Option<FreeBlock> {
+    // SAFETY: listed `Local`s are live and owned by this thread (see `put_local`).
+    find_local(pool).and_then(|local| unsafe { local.as_ref() }.pop(class))
+}
+
+fn find_local(pool: *const ()) -> Option<NonNull<Local>> {
+    HEAD.with(|head| {
+        let mut p = head.get();
+        // SAFETY: as in `put_local`.
+        while let Some(local) = unsafe { p.as_ref() } {
+            if local.pool == pool {
+                return Some(NonNull::from(local));
+            }
+            p = local.next.get();
+        }
+        None
+    })
+}
+
+/// A thread's cache of a [`Pool`]: gets and puts with no atomic read-modify-write and no lock.
+///
+/// Made by [`Pool::local_cache`]. It is neither `Send` nor `Sync`: it belongs to the thread that
+/// made it. Buffers it hands out are ordinary [`PoolBuf`]s: they may be sent to and dropped on
+/// any thread. Dropping the last handle of a thread's cache flushes its blocks to the pool.
+///
+/// Blocks parked in a cache (at most its capacity per class) count as out of the shared free
+/// list: `Pool::get` on the same thread uses them before growing, other threads cannot.
+///
+/// ```
+/// use bytes::BufMut;
+///
+/// let pool = bufslab::Pool::new();
+/// let cache = pool.local_cache();
+/// let mut buf = cache.get(1500)?;
+/// buf.put_slice(b"ping");
+/// drop(buf); // back into this thread's stash
+/// # Ok::<(), bufslab::Error>(())
+/// ```
+pub struct LocalCache<F: FreeList = DefaultFreeList> {
+    local: NonNull<Local>,
+    pool: Pool<F>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<F: FreeList> LocalCache<F> {
+    pub(crate) fn new(pool: Pool<F>) -> Self {
+        let id = Arc::as_ptr(pool.shared()).cast::<()>();
+        if let Some(local) = find_local(id) {
+            // SAFETY: listed `Local`s are live and owned by this thread.
+            let l = unsafe { local.as_ref() };
+            l.refs.set(l.refs.get() + 1);
+            return LocalCache {
+                local,
+                pool,
+                _not_send: PhantomData,
+            };
+        }
+        let shared = pool.shared();
+        let classes = shared.classes.len();
+        let capacity = shared.local_capacity;
+        let published: Arc<[AtomicUsize]> = (0..classes).map(|_| AtomicUsize::new(0)).collect();
+        shared.locals.lock().push(published.clone());
+        let local = Box::new(Local {
+            pool: id,
+            home: shared.home(),
+            next: Cell::new(HEAD.with(Cell::get)),
+            refs: Cell::new(1),
+            capacity,
+            stashes: (0..classes)
+                .map(|_| Stash {
+                    blocks: UnsafeCell::new(Vec::with_capacity(capacity)),
+                })
+                .collect(),
+            published,
+        });
+        let local = NonNull::from(Box::leak(local));
+        HEAD.with(|head| head.set(local.as_ptr()));
+        LocalCache {
+            local,
+            pool,
+            _not_send: PhantomData,
+        }
+    }
+
+    fn local(&self) -> &Local {
+        // SAFETY: the `Local` lives until the last handle of this thread drops.
+        unsafe { self.local.as_ref() }
+    }
+
+    /// Rents a block of at least `len` bytes: from this thread's stash, refilled from the pool
+    /// when empty, growing the pool as [`Pool::get`] does.
+    #[inline]
+    pub fn get(&self, len: usize) -> Result<PoolBuf, Error> {
+        let c = self.pool.shared().class_for(len)?;
+        match self.local().pop(c) {
+            Some(block) => Ok(PoolBuf::rent(block)),
+            None => self.refill(c, true),
+        }
+    }
+
+    /// Like [`get`](Self::get), but never allocates a slab: fails with [`Error::Empty`] when
+    /// neither the stash nor the shared free list has a block.
+    #[inline]
+    pub fn try_get(&self, len: usize) -> Result<PoolBuf, Error> {
+        let c = self.pool.shared().class_for(len)?;
+        match self.local().pop(c) {
+            Some(block) => Ok(PoolBuf::rent(block)),
+            None => self.refill(c, false),
+        }
+    }
+
+    /// The pool this cache draws from.
+    pub fn pool(&self) -> &Pool<F> {
+        &self.pool
+    }
+
+    #[cold]
+    fn refill(&self, c: usize, grow: bool) -> Result<PoolBuf, Error> {
+        let shared = self.pool.shared();
+        let class = &shared.classes[c];
+        let local = self.local();
+        let want = local.capacity.div_ceil(2);
+        // SAFETY: owning thread, and `pop_batch` does not re-enter the cache. The stash is
+        // empty and has room for `capacity` blocks, so this never reallocates.
+        let got = class.free.pop_batch(unsafe { local.stash(c) }, want);
+        if got > 0 {
+            class.note_taken(got);
+            if let Some(block) = local.pop(c) {
+                return Ok(PoolBuf::rent(block));
+            }
+        }
+        shared.take(c, grow)
+    }
+}
+
+impl<F: FreeList> Clone for LocalCache<F> {
+    fn clone(&self) -> Self {
+        let local = self.local();
+        local.refs.set(local.refs.get() + 1);
+        LocalCache {
+            local: self.local,
+            pool: self.pool.clone(),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl<F: FreeList> Drop for LocalCache<F> {
+    fn drop(&mut self) {
+        let local = self.local();
+        let refs = local.refs.get() - 1;
+        local.refs.set(refs);
+        if refs > 0 {
+            return;
+        }
+        let target = self.local.as_ptr().cast_const();
+        HEAD.with(|head| {
+            if head.get() == target {
+                head.set(local.next.get());
+                return;
+            }
+            let mut p = head.get();
+            // SAFETY: listed `Local`s are live and owned by this thread.
+            while let Some(l) = unsafe { p.as_ref() } {
+                if l.next.get() == target {
+                    l.next.set(local.next.get());
+                    return;
+                }
+                p = l.next.get();
+            }
+        });
+        for c in 0..local.stashes.len() {
+            // SAFETY: owning thread; the stash is unlinked, so no return can reach it now.
+            let stash = unsafe { local.stash(c) };
+            if !stash.is_empty() {
+                // SAFETY: the blocks are the stash's, given up by the clear below; `self.pool`
+                // is still a live handle.
+                unsafe { (local.home.put)(local.pool, c, stash) };
+                stash.clear();
+            }
+        }
+        self.pool
+            .shared()
+            .locals
+            .lock()
+            .retain(|p| !Arc::ptr_eq(p, &local.published));
+        // SAFETY: made by `Box::leak` in `new`, unlinked above, and this was the last handle.
+        drop(unsafe { Box::from_raw(self.local.as_ptr()) });
+    }
+}
+
+impl<F: FreeList> std::fmt::Debug for LocalCache<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalCache")
+            .field("capacity", &self.local().capacity)
+            .finish_non_exhaustive()
+    }
+}

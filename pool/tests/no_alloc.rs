@@ -1,0 +1,72 @@
+//! After warm-up, renting, writing, returning, freezing and dropping views allocate nothing,
+//! through the shared pool and through a local cache, for both strategies. dhat counts every
+//! heap allocation of the process (dhat allows one profiler per process: one test here).
+#![cfg(not(miri))]
+
+use std::io::Write;
+
+use bufslab::{ClassConfig, FreeList, Pool, QueueFreeList, StackFreeList};
+use bytes::{Buf, BufMut};
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// One round of everything the hot path does.
+fn workload<F: FreeList>(pool: &Pool<F>, cache: &bufslab::LocalCache<F>) {
+    for i in 0..64usize {
+        let mut a = cache.get(1000).unwrap();
+        a.put_slice(b"GET /plaintext HTTP/1.1\r\n");
+        a.put_u32(i as u32);
+        a.write_all(&[7; 100]).unwrap();
+        let n = a.spare_capacity().min(32);
+        a.spare_mut()[..n].fill(1);
+        a.commit(n);
+        a.advance(4);
+        a.compact();
+        let mut b = pool.get(5000).unwrap();
+        b.put_slice(&a);
+        let view = b.freeze();
+        let part = view.slice(2..10);
+        let copy = view.clone();
+        drop(view);
+        assert_eq!(part.len(), 8);
+        drop((a, part, copy));
+        // A block returned on another thread's behalf: straight to the shared list.
+        let c = pool.try_get(10).unwrap();
+        drop(c);
+    }
+}
+
+fn steady_state_allocations<F: FreeList>() -> u64 {
+    let pool = Pool::builder()
+        .class(ClassConfig::new(1024).prealloc_slabs(2))
+        .class(ClassConfig::new(8192).blocks_per_slab(4).prealloc_slabs(1))
+        .build_with::<F>()
+        .unwrap();
+    let cache = pool.local_cache();
+    // Warm-up: the slabs and cache the workload needs now exist.
+    workload(&pool, &cache);
+    let before = dhat::HeapStats::get();
+    for _ in 0..10 {
+        workload(&pool, &cache);
+    }
+    let after = dhat::HeapStats::get();
+    after.total_blocks - before.total_blocks
+}
+
+#[test]
+fn hot_path_allocates_nothing() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let queue = steady_state_allocations::<QueueFreeList>();
+    let stack = steady_state_allocations::<StackFreeList>();
+    dhat::assert_eq!(queue, 0);
+    dhat::assert_eq!(stack, 0);
+
+    // The one documented allocation: `into_bytes` makes `Bytes`' owner record.
+    let pool = Pool::new();
+    let before = dhat::HeapStats::get();
+    let bytes = pool.get(10).unwrap().into_bytes();
+    drop(bytes);
+    let after = dhat::HeapStats::get();
+    dhat::assert_eq!(after.total_blocks - before.total_blocks, 1);
+}
