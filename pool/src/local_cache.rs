@@ -68,41 +68,40 @@ impl Local {
         block
     }
 
+    /// Parks a returned block; `false` (block not taken) when caching is off.
     #[inline]
-    fn push(&self, c: usize, block: FreeBlock) {
+    fn push(&self, c: usize, block: FreeBlock) -> bool {
+        if self.capacity == 0 {
+            return false;
+        }
         // SAFETY: as in `pop`; the flush below goes to the shared free list, never back here.
         let stash = unsafe { self.stash(c) };
         if stash.len() >= self.capacity {
-            let keep = self.capacity / 2;
-            // SAFETY: the blocks are this stash's, given up by the truncate below; the cache
-            // holds a pool handle, so the pool is live and not closed.
-            unsafe { (self.home.put)(self.pool, c, &stash[keep..]) };
-            stash.truncate(keep);
+            self.flush_half(c, stash);
         }
         stash.push(block);
         self.published[c].store(stash.len(), Ordering::Relaxed);
+        true
+    }
+
+    #[cold]
+    fn flush_half(&self, c: usize, stash: &mut Vec<FreeBlock>) {
+        let keep = self.capacity / 2;
+        // SAFETY: the blocks are this stash's, given up by the truncate below; the cache holds a
+        // pool handle, so the pool is live and not closed.
+        unsafe { (self.home.put)(self.pool, c, &stash[keep..]) };
+        stash.truncate(keep);
     }
 }
 
 /// Returns a block to a cache of its pool on this thread, if there is one.
 #[inline]
 pub(crate) fn put_local(pool: *const (), class: usize, block: FreeBlock) -> bool {
-    HEAD.with(|head| {
-        let mut p = head.get();
-        // SAFETY: the list holds only live `Local`s of this thread: each is unlinked before
-        // it is freed.
-        while let Some(local) = unsafe { p.as_ref() } {
-            if local.pool == pool {
-                if local.capacity == 0 {
-                    return false;
-                }
-                local.push(class, block);
-                return true;
-            }
-            p = local.next.get();
-        }
-        false
-    })
+    match find_local(pool) {
+        // SAFETY: listed `Local`s are live and owned by this thread.
+        Some(local) => unsafe { local.as_ref() }.push(class, block),
+        None => false,
+    }
 }
 
 /// Takes a block of class `class` from this thread's cache of the pool, if it has one.
@@ -111,18 +110,22 @@ pub(crate) fn take_local(pool: *const (), class: usize) -> Option<FreeBlock> {
     find_local(pool).and_then(|local| unsafe { local.as_ref() }.pop(class))
 }
 
+/// This thread's cache of the pool, if it has one.
+#[inline]
 fn find_local(pool: *const ()) -> Option<NonNull<Local>> {
-    HEAD.with(|head| {
-        let mut p = head.get();
-        // SAFETY: as in `put_local`.
-        while let Some(local) = unsafe { p.as_ref() } {
-            if local.pool == pool {
-                return Some(NonNull::from(local));
-            }
-            p = local.next.get();
+    // Only the head pointer is read inside `with`, which keeps the walk inlined in callers.
+    let mut p = HEAD.with(Cell::get);
+    // SAFETY: the list holds only live `Local`s of this thread: each is unlinked before it is
+    // freed.
+    while let Some(local) = unsafe { p.as_ref() } {
+        if local.pool == pool {
+            // From the list's own pointer, which carries the provenance of `Box::leak`: the
+            // last handle frees the `Local` through it.
+            return NonNull::new(p.cast_mut());
         }
-        None
-    })
+        p = local.next.get();
+    }
+    None
 }
 
 /// A thread's cache of a [`Pool`]: gets and puts with no atomic read-modify-write and no lock.

@@ -192,7 +192,7 @@ impl<F: FreeList> Pool<F> {
     /// `ceil(evict_share * surplus)` fully free slabs, where the surplus is the free blocks, in
     /// slabs, above the preallocated floor. Returns how many slabs were released.
     pub fn evict_idle(&self) -> usize {
-        let shared = &*self.shared;
+        let shared = &self.shared;
         (0..shared.classes.len())
             .map(|c| {
                 let class = &shared.classes[c];
@@ -310,7 +310,7 @@ impl<F: FreeList> Shared<F> {
 
     /// Takes one block of class `c` from the free list, growing if `grow` allows.
     #[inline]
-    pub(crate) fn take(&self, c: usize, grow: bool) -> Result<PoolBuf, Error> {
+    pub(crate) fn take(self: &Arc<Self>, c: usize, grow: bool) -> Result<PoolBuf, Error> {
         let class = &self.classes[c];
         match class.free.pop() {
             Some(block) => {
@@ -322,11 +322,10 @@ impl<F: FreeList> Shared<F> {
     }
 
     #[cold]
-    fn take_slow(&self, c: usize, grow: bool) -> Result<PoolBuf, Error> {
+    fn take_slow(self: &Arc<Self>, c: usize, grow: bool) -> Result<PoolBuf, Error> {
         // Blocks this thread returned while it has a cache of the pool are parked there: use
         // them before growing or failing.
-        let this: *const Self = self;
-        if let Some(block) = crate::local_cache::take_local(this.cast(), c) {
+        if let Some(block) = crate::local_cache::take_local(Arc::as_ptr(self).cast(), c) {
             return Ok(PoolBuf::rent(block));
         }
         let class = &self.classes[c];
@@ -355,7 +354,11 @@ impl<F: FreeList> Shared<F> {
     }
 
     /// Allocates and registers a slab for class `c`; its blocks are not yet in the free list.
-    fn grow(&self, c: usize, slabs: &mut Vec<NonNull<Slab>>) -> Result<NonNull<Slab>, Error> {
+    fn grow(
+        self: &Arc<Self>,
+        c: usize,
+        slabs: &mut Vec<NonNull<Slab>>,
+    ) -> Result<NonNull<Slab>, Error> {
         let class = &self.classes[c];
         let exhausted = Error::Exhausted {
             block_size: class.block_size,
@@ -370,7 +373,9 @@ impl<F: FreeList> Shared<F> {
                     .filter(|&total| total <= self.max_bytes)
             })
             .map_err(|_| exhausted)?;
-        let this: *const Self = self;
+        // From the Arc, not from `&self`: the slab's strong count is taken and later dropped
+        // through this pointer, so it must cover the whole Arc allocation.
+        let this = Arc::as_ptr(self);
         let Some(slab) = Slab::new(
             class.block_size,
             class.blocks_per_slab as u32,
@@ -381,8 +386,7 @@ impl<F: FreeList> Shared<F> {
             self.allocated.fetch_sub(bytes, Ordering::Relaxed);
             return Err(Error::OutOfMemory { slab_bytes: bytes });
         };
-        // SAFETY: `Shared` only ever lives in the `Arc` made in `from_builder`, so `this` is that
-        // Arc's pointer, and a handle keeps it alive now. The count is the slab's, given back
+        // SAFETY: `this` is the pointer of a live Arc (the caller holds it). The count is the slab's, given back
         // when the slab is freed (`free_slabs`).
         unsafe { Arc::increment_strong_count(this) };
         slabs.push(slab);
@@ -391,14 +395,14 @@ impl<F: FreeList> Shared<F> {
     }
 
     /// Releases up to `limit` fully free slabs of class `c` above its floor; returns how many.
-    fn evict(&self, c: usize, limit: usize) -> usize {
+    fn evict(self: &Arc<Self>, c: usize, limit: usize) -> usize {
         let class = &self.classes[c];
         let doomed = self.unlink_free_slabs(c, class.prealloc_slabs, limit);
         let n = doomed.len();
         class.evicted.fetch_add(n as u64, Ordering::Relaxed);
         // SAFETY: the slabs are unlinked and all their blocks are out of the free list; the
         // caller holds a handle, so the pool outlives the call.
-        unsafe { Self::free_slabs(self, c, doomed) };
+        unsafe { Self::free_slabs(Arc::as_ptr(self), c, doomed) };
         n
     }
 

@@ -94,9 +94,9 @@ fn too_large_names_the_largest_class() {
 #[test]
 fn smallest_fitting_class_is_chosen() {
     let pool = Pool::builder()
-        .class(ClassConfig::new(4096))
-        .class(ClassConfig::new(64))
-        .class(ClassConfig::new(1024))
+        .class(ClassConfig::new(4096).max_slabs(2))
+        .class(ClassConfig::new(64).max_slabs(2))
+        .class(ClassConfig::new(1024).max_slabs(2))
         .build()
         .unwrap();
     assert_eq!(pool.block_sizes().collect::<Vec<_>>(), [64, 1024, 4096]);

@@ -18,13 +18,13 @@ fn pool<F: FreeList>() -> Pool<F> {
             ClassConfig::new(256)
                 .blocks_per_slab(8)
                 .prealloc_slabs(1)
-                .max_slabs(1024),
+                .max_slabs(scaled(1024, 32)),
         )
         .class(
             ClassConfig::new(1024)
                 .blocks_per_slab(4)
                 .prealloc_slabs(0)
-                .max_slabs(2048),
+                .max_slabs(scaled(2048, 64)),
         )
         .local_capacity(8)
         .build_with::<F>()
