@@ -11,50 +11,46 @@ use criterion::{criterion_group, criterion_main, Criterion};
 fn pool_benches(c: &mut Criterion) {
     allocator_yardstick(c, "glibc_vec");
 
+    // The shared-path pools and the local-cache pools are separate: a block dropped on a thread
+    // that has a cache of its pool goes into that cache, which would blur the shared figures.
     let queue = bench_pool::<QueueFreeList>();
     let stack = bench_pool::<StackFreeList>();
-    let local_queue = queue.local_cache();
-    let local_stack = stack.local_cache();
+    let cached_queue = bench_pool::<QueueFreeList>();
+    let cached_stack = bench_pool::<StackFreeList>();
 
-    let mut g = c.benchmark_group("get_touch_put");
-    get_touch_put(&mut g, "stash", &Stash);
-    get_touch_put(&mut g, "queue", &Shared(queue.clone()));
-    get_touch_put(&mut g, "stack", &Shared(stack.clone()));
-    get_touch_put(&mut g, "local_queue", &Local(local_queue.clone()));
-    get_touch_put(&mut g, "local_stack", &Local(local_stack.clone()));
-    g.finish();
-
-    let mut g = c.benchmark_group("get_fill_put");
-    get_fill_put(&mut g, "stash", &Stash);
-    get_fill_put(&mut g, "queue", &Shared(queue.clone()));
-    get_fill_put(&mut g, "stack", &Shared(stack.clone()));
-    get_fill_put(&mut g, "local_queue", &Local(local_queue.clone()));
-    get_fill_put(&mut g, "local_stack", &Local(local_stack.clone()));
-    g.finish();
-
-    let mut g = c.benchmark_group("burst_256");
-    burst(&mut g, "stash", &Stash);
-    burst(&mut g, "queue", &Shared(queue.clone()));
-    burst(&mut g, "stack", &Shared(stack.clone()));
-    burst(&mut g, "local_queue", &Local(local_queue.clone()));
-    burst(&mut g, "local_stack", &Local(local_stack.clone()));
-    g.finish();
-    drop((local_queue, local_stack));
+    // Every single-thread scenario runs the same five contenders.
+    macro_rules! single_thread {
+        ($group:literal, $scenario:ident) => {{
+            let local_queue = cached_queue.local_cache();
+            let local_stack = cached_stack.local_cache();
+            let mut g = c.benchmark_group($group);
+            $scenario(&mut g, "stash", &Stash);
+            $scenario(&mut g, "queue", &Shared(queue.clone()));
+            $scenario(&mut g, "stack", &Shared(stack.clone()));
+            $scenario(&mut g, "local_queue", &Local(local_queue));
+            $scenario(&mut g, "local_stack", &Local(local_stack));
+            g.finish();
+        }};
+    }
+    single_thread!("get_touch_put", get_touch_put);
+    single_thread!("get_fill_put", get_fill_put);
+    single_thread!("burst_256", burst);
 
     let mut g = c.benchmark_group("two_threads");
     two_threads(&mut g, "stash", || Stash);
     two_threads(&mut g, "queue", || Shared(queue.clone()));
     two_threads(&mut g, "stack", || Shared(stack.clone()));
-    two_threads(&mut g, "local_queue", || Local(queue.local_cache()));
-    two_threads(&mut g, "local_stack", || Local(stack.local_cache()));
+    two_threads(&mut g, "local_queue", || Local(cached_queue.local_cache()));
+    two_threads(&mut g, "local_stack", || Local(cached_stack.local_cache()));
     g.finish();
 
+    // The consumer thread has no cache: every block takes the remote-return path.
     let mut g = c.benchmark_group("cross_thread");
     channel_only(&mut g);
     cross_thread(&mut g, "queue", || Shared(queue.clone()));
     cross_thread(&mut g, "stack", || Shared(stack.clone()));
-    cross_thread(&mut g, "local_queue", || Local(queue.local_cache()));
-    cross_thread(&mut g, "local_stack", || Local(stack.local_cache()));
+    cross_thread(&mut g, "local_queue", || Local(cached_queue.local_cache()));
+    cross_thread(&mut g, "local_stack", || Local(cached_stack.local_cache()));
     g.finish();
 }
 

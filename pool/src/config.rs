@@ -50,6 +50,11 @@ impl ClassConfig {
         self.block_size * self.blocks_per_slab
     }
 
+    /// What a local cache keeps of this class unless the builder says otherwise.
+    pub(crate) fn default_local_capacity(&self) -> usize {
+        ((1 << 20) / self.block_size).clamp(4, 256)
+    }
+
     pub(crate) fn max_blocks(&self) -> usize {
         self.blocks_per_slab * self.max_slabs
     }
@@ -87,7 +92,7 @@ impl ClassConfig {
 pub struct Builder {
     pub(crate) classes: Vec<ClassConfig>,
     pub(crate) max_bytes: usize,
-    pub(crate) local_capacity: usize,
+    pub(crate) local_capacity: Option<usize>,
     pub(crate) evict_share: f64,
 }
 
@@ -96,7 +101,7 @@ impl Default for Builder {
         Builder {
             classes: Vec::new(),
             max_bytes: usize::MAX,
-            local_capacity: 64,
+            local_capacity: None,
             evict_share: 0.25,
         }
     }
@@ -117,10 +122,11 @@ impl Builder {
         self
     }
 
-    /// Blocks a [`LocalCache`](crate::LocalCache) keeps per class (default 64). It refills and
+    /// Blocks a [`LocalCache`](crate::LocalCache) keeps per class. By default about 1 MiB
+    /// per class: 256 blocks of 4 KiB, 16 of 64 KiB (at least 4, at most 256). It refills and
     /// flushes half of that at a time. 0 turns local caching off.
     pub fn local_capacity(mut self, blocks: usize) -> Self {
-        self.local_capacity = blocks;
+        self.local_capacity = Some(blocks);
         self
     }
 

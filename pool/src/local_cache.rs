@@ -36,7 +36,6 @@ struct Local {
     next: Cell<*const Local>,
     /// `LocalCache` handles sharing this state.
     refs: Cell<usize>,
-    capacity: usize,
     stashes: Box<[Stash]>,
     /// Stash lengths for `Pool::stats`; written only by the owner, so plain stores suffice.
     published: Arc<[AtomicUsize]>,
@@ -44,6 +43,8 @@ struct Local {
 
 struct Stash {
     blocks: UnsafeCell<Vec<FreeBlock>>,
+    /// The most blocks kept; half of it moves at each refill or flush.
+    capacity: usize,
 }
 
 impl Local {
@@ -71,12 +72,13 @@ impl Local {
     /// Parks a returned block; `false` (block not taken) when caching is off.
     #[inline]
     fn push(&self, c: usize, block: FreeBlock) -> bool {
-        if self.capacity == 0 {
+        let capacity = self.stashes[c].capacity;
+        if capacity == 0 {
             return false;
         }
         // SAFETY: as in `pop`; the flush below goes to the shared free list, never back here.
         let stash = unsafe { self.stash(c) };
-        if stash.len() >= self.capacity {
+        if stash.len() >= capacity {
             self.flush_half(c, stash);
         }
         stash.push(block);
@@ -86,7 +88,7 @@ impl Local {
 
     #[cold]
     fn flush_half(&self, c: usize, stash: &mut Vec<FreeBlock>) {
-        let keep = self.capacity / 2;
+        let keep = self.stashes[c].capacity / 2;
         // SAFETY: the blocks are this stash's, given up by the truncate below; the cache holds a
         // pool handle, so the pool is live and not closed.
         unsafe { (self.home.put)(self.pool, c, &stash[keep..]) };
@@ -168,7 +170,6 @@ impl<F: FreeList> LocalCache<F> {
         }
         let shared = pool.shared();
         let classes = shared.classes.len();
-        let capacity = shared.local_capacity;
         let published: Arc<[AtomicUsize]> = (0..classes).map(|_| AtomicUsize::new(0)).collect();
         shared.locals.lock().push(published.clone());
         let local = Box::new(Local {
@@ -176,10 +177,12 @@ impl<F: FreeList> LocalCache<F> {
             home: shared.home(),
             next: Cell::new(HEAD.with(Cell::get)),
             refs: Cell::new(1),
-            capacity,
-            stashes: (0..classes)
-                .map(|_| Stash {
-                    blocks: UnsafeCell::new(Vec::with_capacity(capacity)),
+            stashes: shared
+                .classes
+                .iter()
+                .map(|class| Stash {
+                    blocks: UnsafeCell::new(Vec::with_capacity(class.local_capacity)),
+                    capacity: class.local_capacity,
                 })
                 .collect(),
             published,
@@ -230,7 +233,7 @@ impl<F: FreeList> LocalCache<F> {
         let shared = self.pool.shared();
         let class = &shared.classes[c];
         let local = self.local();
-        let want = local.capacity.div_ceil(2);
+        let want = local.stashes[c].capacity.div_ceil(2);
         // SAFETY: owning thread, and `pop_batch` does not re-enter the cache. The stash is
         // empty and has room for `capacity` blocks, so this never reallocates.
         let got = class.free.pop_batch(unsafe { local.stash(c) }, want);
@@ -303,7 +306,7 @@ impl<F: FreeList> Drop for LocalCache<F> {
 impl<F: FreeList> std::fmt::Debug for LocalCache<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalCache")
-            .field("capacity", &self.local().capacity)
+            .field("classes", &self.local().stashes.len())
             .finish_non_exhaustive()
     }
 }

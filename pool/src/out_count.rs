@@ -45,7 +45,7 @@ impl OutCount {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, bufslab_loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;

@@ -32,7 +32,6 @@ pub(crate) struct Shared<F> {
     allocated: AtomicUsize,
     /// `Pool` handles and local caches; the pool closes when it reaches zero.
     handles: AtomicUsize,
-    pub(crate) local_capacity: usize,
     evict_share: f64,
     /// Each live local cache's published stash lengths, one per class, for `stats`.
     pub(crate) locals: Mutex<Vec<Arc<[AtomicUsize]>>>,
@@ -53,6 +52,8 @@ pub(crate) struct Class<F> {
     prealloc_slabs: usize,
     max_slabs: usize,
     pub(crate) free: F,
+    /// Blocks a local cache keeps of this class.
+    pub(crate) local_capacity: usize,
     /// Every live slab of the class. Its lock also serialises growth and trimming.
     slabs: Mutex<Vec<NonNull<Slab>>>,
     slab_count: AtomicUsize,
@@ -68,13 +69,14 @@ pub(crate) struct Class<F> {
 const DOOMED: u32 = u32::MAX;
 
 impl<F: FreeList> Class<F> {
-    fn new(config: &ClassConfig) -> Self {
+    fn new(config: &ClassConfig, local_capacity: Option<usize>) -> Self {
         Class {
             block_size: config.block_size,
             blocks_per_slab: config.blocks_per_slab,
             prealloc_slabs: config.prealloc_slabs,
             max_slabs: config.max_slabs,
             free: F::with_capacity(config.max_blocks()),
+            local_capacity: local_capacity.unwrap_or_else(|| config.default_local_capacity()),
             slabs: Mutex::new(Vec::with_capacity(config.max_slabs)),
             slab_count: AtomicUsize::new(0),
             out: OutCount::new(),
@@ -124,11 +126,14 @@ impl Default for Pool {
 impl<F: FreeList> Pool<F> {
     pub(crate) fn from_builder(builder: Builder) -> Result<Self, ConfigError> {
         let shared = Arc::new(Shared {
-            classes: builder.classes.iter().map(Class::new).collect(),
+            classes: builder
+                .classes
+                .iter()
+                .map(|c| Class::new(c, builder.local_capacity))
+                .collect(),
             max_bytes: builder.max_bytes,
             allocated: AtomicUsize::new(0),
             handles: AtomicUsize::new(1),
-            local_capacity: builder.local_capacity,
             evict_share: builder.evict_share,
             locals: Mutex::new(Vec::new()),
         });

@@ -13,7 +13,7 @@ const MAX_REFS: u32 = u32::MAX / 2;
 pub(crate) struct RefCount(AtomicU32);
 
 impl RefCount {
-    #[cfg(loom)]
+    #[cfg(bufslab_loom)]
     pub(crate) fn new() -> Self {
         RefCount(AtomicU32::new(0))
     }
@@ -40,7 +40,7 @@ impl RefCount {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, bufslab_loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;

@@ -1,0 +1,58 @@
+//! Chunked decoder: no input panics or loops, the result does not depend on how the input is
+//! split, data slices come from the input and never exceed it, and `skip` agrees with
+//! `decode`.
+#![no_main]
+
+use bufslab_http::{ChunkedDecoder, Error};
+use libfuzzer_sys::fuzz_target;
+
+fn decode(
+    input: &[u8],
+    cuts: &[usize],
+    limits: (u64, u64),
+) -> Result<(Vec<u8>, usize, bool), Error> {
+    let mut dec = ChunkedDecoder::with_limits(limits.0, limits.1);
+    let mut body = Vec::new();
+    let mut pos = 0;
+    for &end in cuts.iter().chain(std::iter::once(&input.len())) {
+        let end = end.clamp(pos, input.len());
+        loop {
+            let step = dec.decode(&input[pos..end])?;
+            assert!(step.consumed <= end - pos);
+            assert!(step.data.len() <= step.consumed);
+            body.extend_from_slice(step.data);
+            pos += step.consumed;
+            if step.done {
+                assert!(dec.is_done());
+                return Ok((body, pos, true));
+            }
+            if step.consumed == 0 {
+                break;
+            }
+        }
+    }
+    Ok((body, pos, false))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, input)) = data.split_first() else {
+        return;
+    };
+    let limits = if mode & 1 != 0 {
+        (16, 16)
+    } else {
+        (16 * 1024, 16 * 1024)
+    };
+    let want = decode(input, &[], limits);
+    if input.len() <= 2048 {
+        let every: Vec<usize> = (0..input.len()).collect();
+        assert_eq!(decode(input, &every, limits), want);
+    }
+    let k = (mode as usize * 13) % (input.len() + 1);
+    assert_eq!(decode(input, &[k, k + 3], limits), want);
+    if let Ok((body, used, done)) = &want {
+        assert!(body.len() <= *used);
+        let mut dec = ChunkedDecoder::with_limits(limits.0, limits.1);
+        assert_eq!(dec.skip(input), Ok((*used, *done)));
+    }
+});

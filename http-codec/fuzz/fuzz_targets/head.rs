@@ -1,0 +1,104 @@
+//! Head parser: no input panics, and feeding the input in pieces (every byte, or at split
+//! points chosen by the input) gives exactly the whole-buffer result. A complete head is then
+//! walked (every accessor) and its body decoded.
+#![no_main]
+
+use bufslab_http::{BodyDecoder, Config, Error, HeaderSlot, Parser, Request, Status};
+use libfuzzer_sys::fuzz_target;
+
+#[derive(Debug, PartialEq)]
+struct Seen {
+    method: Vec<u8>,
+    target: Vec<u8>,
+    head_len: usize,
+    framing: bufslab_http::BodyFraming,
+    flags: (bool, bool, bool, bool),
+    host: Option<Vec<u8>>,
+    headers: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+}
+
+fn seen(r: &Request<'_, '_>) -> Seen {
+    Seen {
+        method: r.method().as_bytes().to_vec(),
+        target: r.target().to_vec(),
+        head_len: r.head_len(),
+        framing: r.framing(),
+        flags: (
+            r.keep_alive(),
+            r.connection_upgrade(),
+            r.expect_continue(),
+            r.connection_close(),
+        ),
+        host: r.host().map(<[u8]>::to_vec),
+        headers: r
+            .headers()
+            .map(|h| {
+                (
+                    h.name.as_bytes().to_vec(),
+                    h.raw_name.to_vec(),
+                    h.value.to_vec(),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn run(cfg: Config, buf: &[u8], cuts: &[usize], slots: usize) -> Result<Option<Seen>, Error> {
+    let mut storage = vec![HeaderSlot::EMPTY; slots];
+    let mut p = Parser::new(cfg);
+    for &k in cuts.iter().chain(std::iter::once(&buf.len())) {
+        match p.parse(&buf[..k.min(buf.len())], &mut storage)? {
+            Status::Complete(r) => {
+                let s = seen(&r);
+                assert!(s.head_len <= buf.len());
+                assert_eq!(
+                    r.path().len() + r.query().map_or(0, |q| q.len() + 1),
+                    r.target().len()
+                );
+                // Decode (or skip) whatever body follows; must not panic either way.
+                let mut body = BodyDecoder::new(r.framing());
+                let _ = body.skip(&buf[s.head_len..]);
+                return Ok(Some(s));
+            }
+            Status::Partial => {}
+        }
+    }
+    Ok(None)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, buf)) = data.split_first() else {
+        return;
+    };
+    let cfg = Config {
+        allow_bare_lf: mode & 1 != 0,
+        max_head_bytes: if mode & 2 != 0 {
+            64 + (mode as usize) * 4
+        } else {
+            16 * 1024
+        },
+        max_request_line: if mode & 4 != 0 {
+            8 + (mode as usize)
+        } else {
+            8 * 1024
+        },
+        max_headers: if mode & 8 != 0 { 3 } else { 100 },
+    };
+    let slots = if mode & 16 != 0 { 2 } else { 64 };
+    let want = run(cfg, buf, &[], slots);
+    if let Err(e) = want {
+        assert!(matches!(e.status(), 400 | 414 | 417 | 431 | 501 | 505));
+        assert!(!e.to_string().is_empty());
+    }
+    // Every prefix in turn (bounded, to keep executions fast).
+    if buf.len() <= 1024 {
+        let every: Vec<usize> = (0..buf.len()).collect();
+        assert_eq!(run(cfg, buf, &every, slots), want);
+    }
+    // Two split points taken from the input.
+    let a = (mode as usize * 7) % (buf.len() + 1);
+    let b = (a + buf.len() / 3) % (buf.len() + 1);
+    let mut two = [a, b];
+    two.sort_unstable();
+    assert_eq!(run(cfg, buf, &two, slots), want);
+});

@@ -1,0 +1,158 @@
+//! The one error type of the crate.
+//!
+//! Every way a request head or body can be malformed maps to exactly one variant, and every
+//! variant knows the status code a server should answer with, so a server can turn any parse
+//! failure into a response without a second table of its own.
+
+use core::fmt;
+
+/// Why a request head or body was rejected.
+///
+/// [`Error::status`] gives the status code a server should send before closing the connection
+/// (a server must close after any framing error, because it can no longer tell where the next
+/// request starts: RFC 9112 §6.3, §11.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Error {
+    // ---- request line (RFC 9112 §3) ----
+    /// The method is empty or contains a byte that is not a `tchar` (RFC 9110 §9.1, §5.6.2).
+    InvalidMethod,
+    /// The request-target is empty, contains a byte outside `%x21-7E`, or is not in a form the
+    /// method allows (RFC 9112 §3.2).
+    InvalidTarget,
+    /// The request line is not `method SP request-target SP HTTP-version` (RFC 9112 §3).
+    InvalidRequestLine,
+    /// The HTTP-version is not `HTTP/DIGIT.DIGIT` (RFC 9112 §2.3).
+    InvalidVersion,
+    /// A well-formed version other than HTTP/1.0 and HTTP/1.1 (RFC 9110 §15.6.6).
+    UnsupportedVersion,
+    /// The HTTP/2 connection preface `PRI * HTTP/2.0` arrived on an HTTP/1 connection
+    /// (RFC 9113 §3.4).
+    Http2Preface,
+    /// The request line is longer than [`Config::max_request_line`](crate::Config::max_request_line)
+    /// (RFC 9112 §3: 414 URI Too Long).
+    RequestLineTooLong,
+
+    // ---- line and field syntax (RFC 9112 §2.2, §5) ----
+    /// A CR not followed by LF (RFC 9112 §2.2).
+    BareCr,
+    /// A bare LF line ending while [`Config::allow_bare_lf`](crate::Config::allow_bare_lf) is off
+    /// (RFC 9112 §2.2).
+    BareLf,
+    /// A field name is empty or contains a byte that is not a `tchar` (RFC 9110 §5.1).
+    InvalidHeaderName,
+    /// Whitespace between a field name and the colon (RFC 9112 §5.1: MUST reject with 400).
+    WhitespaceBeforeColon,
+    /// A line starting with SP or HTAB: obsolete line folding, or whitespace between the request
+    /// line and the first field (RFC 9112 §5.2, §2.2).
+    ObsFold,
+    /// A field value contains NUL, a control character or DEL (RFC 9110 §5.5).
+    InvalidHeaderValue,
+    /// The head is larger than [`Config::max_head_bytes`](crate::Config::max_head_bytes)
+    /// (RFC 6585 §5: 431).
+    HeadTooLarge,
+    /// More field lines than header slots or [`Config::max_headers`](crate::Config::max_headers)
+    /// (RFC 6585 §5: 431). Never a silent truncation.
+    TooManyHeaders,
+
+    // ---- framing (RFC 9112 §6) ----
+    /// Content-Length is not `1*DIGIT`, overflows `u64`, or lists different values
+    /// (RFC 9110 §8.6, RFC 9112 §6.3 point 5).
+    InvalidContentLength,
+    /// Content-Length and Transfer-Encoding in the same request (RFC 9112 §6.1: a server MAY
+    /// reject; doing so closes the request-smuggling hole).
+    ContentLengthWithTransferEncoding,
+    /// Transfer-Encoding is malformed, `chunked` is not the final coding or appears twice
+    /// (RFC 9112 §6.1, §6.3 point 4).
+    InvalidTransferEncoding,
+    /// Transfer-Encoding in an HTTP/1.0 request (RFC 9112 §6.1: the framing must be treated as
+    /// faulty).
+    TransferEncodingInHttp10,
+    /// A transfer coding other than `chunked` (RFC 9112 §6.1: SHOULD answer 501).
+    UnsupportedTransferCoding,
+    /// An HTTP/1.1 request without Host (RFC 9112 §3.2: MUST answer 400).
+    MissingHost,
+    /// More than one Host field line (RFC 9112 §3.2: MUST answer 400).
+    MultipleHost,
+    /// A Host value that is not `uri-host [ ":" port ]` (RFC 9112 §3.2: MUST answer 400).
+    InvalidHost,
+    /// An Expect value other than `100-continue` (RFC 9110 §10.1.1: MAY answer 417).
+    UnsupportedExpectation,
+
+    // ---- chunked body (RFC 9112 §7.1) ----
+    /// A chunk-size line is not `1*HEXDIG [ chunk-ext ] CRLF`.
+    InvalidChunkSize,
+    /// A chunk size does not fit in `u64`.
+    ChunkSizeOverflow,
+    /// A chunk extension contains a forbidden byte or is longer than the decoder's limit.
+    InvalidChunkExtension,
+    /// Chunk data is not followed by CRLF.
+    InvalidChunkTerminator,
+    /// A trailer line is malformed or the trailer section is longer than the decoder's limit.
+    InvalidTrailer,
+}
+
+impl Error {
+    /// The status code a server should answer with.
+    ///
+    /// 400 for malformed messages, 414 for an over-long request line, 431 for an over-large head,
+    /// 417 for an unknown expectation, 501 for an unknown transfer coding and 505 for an
+    /// unsupported version.
+    #[must_use]
+    pub const fn status(self) -> u16 {
+        match self {
+            Error::RequestLineTooLong => 414,
+            Error::HeadTooLarge | Error::TooManyHeaders => 431,
+            Error::UnsupportedExpectation => 417,
+            Error::UnsupportedTransferCoding => 501,
+            Error::UnsupportedVersion | Error::Http2Preface => 505,
+            _ => 400,
+        }
+    }
+
+    /// A short, static description (the same text `Display` prints).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Error::InvalidMethod => "invalid method",
+            Error::InvalidTarget => "invalid request-target",
+            Error::InvalidRequestLine => "malformed request line",
+            Error::InvalidVersion => "malformed HTTP version",
+            Error::UnsupportedVersion => "unsupported HTTP version",
+            Error::Http2Preface => "HTTP/2 connection preface on an HTTP/1 connection",
+            Error::RequestLineTooLong => "request line too long",
+            Error::BareCr => "CR not followed by LF",
+            Error::BareLf => "bare LF line ending",
+            Error::InvalidHeaderName => "invalid header field name",
+            Error::WhitespaceBeforeColon => "whitespace between header field name and colon",
+            Error::ObsFold => "obsolete line folding or leading whitespace in field line",
+            Error::InvalidHeaderValue => "invalid byte in header field value",
+            Error::HeadTooLarge => "request head too large",
+            Error::TooManyHeaders => "too many header fields",
+            Error::InvalidContentLength => "invalid or conflicting Content-Length",
+            Error::ContentLengthWithTransferEncoding => {
+                "both Content-Length and Transfer-Encoding present"
+            }
+            Error::InvalidTransferEncoding => "invalid Transfer-Encoding: chunked must be final",
+            Error::TransferEncodingInHttp10 => "Transfer-Encoding in an HTTP/1.0 request",
+            Error::UnsupportedTransferCoding => "unsupported transfer coding",
+            Error::MissingHost => "missing Host header",
+            Error::MultipleHost => "more than one Host header",
+            Error::InvalidHost => "invalid Host header",
+            Error::UnsupportedExpectation => "unsupported expectation",
+            Error::InvalidChunkSize => "invalid chunk size line",
+            Error::ChunkSizeOverflow => "chunk size overflow",
+            Error::InvalidChunkExtension => "invalid or too long chunk extension",
+            Error::InvalidChunkTerminator => "chunk data not followed by CRLF",
+            Error::InvalidTrailer => "invalid or too large trailer section",
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,397 @@
+//! The parsed request: a zero-copy view over the caller's buffer and header slots.
+
+use crate::header_name::{HeaderName, KnownHeader};
+
+/// The request method (RFC 9110 §9). Methods are case-sensitive, so `get` is an extension
+/// method, not `GET`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method<'b> {
+    /// `GET` (RFC 9110 §9.3.1)
+    Get,
+    /// `HEAD` (RFC 9110 §9.3.2)
+    Head,
+    /// `POST` (RFC 9110 §9.3.3)
+    Post,
+    /// `PUT` (RFC 9110 §9.3.4)
+    Put,
+    /// `DELETE` (RFC 9110 §9.3.5)
+    Delete,
+    /// `CONNECT` (RFC 9110 §9.3.6)
+    Connect,
+    /// `OPTIONS` (RFC 9110 §9.3.7)
+    Options,
+    /// `TRACE` (RFC 9110 §9.3.8)
+    Trace,
+    /// `PATCH` (RFC 5789)
+    Patch,
+    /// Any other method token, as received.
+    Extension(&'b [u8]),
+}
+
+impl<'b> Method<'b> {
+    /// Classifies a method token (already validated as a `tchar` sequence).
+    #[inline]
+    pub(crate) fn from_token(m: &'b [u8]) -> Method<'b> {
+        match m {
+            b"GET" => Method::Get,
+            b"POST" => Method::Post,
+            b"HEAD" => Method::Head,
+            b"PUT" => Method::Put,
+            b"DELETE" => Method::Delete,
+            b"OPTIONS" => Method::Options,
+            b"CONNECT" => Method::Connect,
+            b"PATCH" => Method::Patch,
+            b"TRACE" => Method::Trace,
+            other => Method::Extension(other),
+        }
+    }
+
+    /// A compact code for the standard methods (0 for extensions), so the parser's resumable
+    /// state needs no lifetime.
+    #[inline]
+    pub(crate) fn code(&self) -> u8 {
+        match self {
+            Method::Get => 1,
+            Method::Head => 2,
+            Method::Post => 3,
+            Method::Put => 4,
+            Method::Delete => 5,
+            Method::Connect => 6,
+            Method::Options => 7,
+            Method::Trace => 8,
+            Method::Patch => 9,
+            Method::Extension(_) => 0,
+        }
+    }
+
+    /// Inverse of [`code`](Self::code); `raw` is the method text, used for extensions.
+    #[inline]
+    pub(crate) fn from_code(code: u8, raw: &'b [u8]) -> Method<'b> {
+        match code {
+            1 => Method::Get,
+            2 => Method::Head,
+            3 => Method::Post,
+            4 => Method::Put,
+            5 => Method::Delete,
+            6 => Method::Connect,
+            7 => Method::Options,
+            8 => Method::Trace,
+            9 => Method::Patch,
+            _ => Method::Extension(raw),
+        }
+    }
+
+    /// The method as bytes.
+    #[must_use]
+    pub fn as_bytes(&self) -> &'b [u8] {
+        match *self {
+            Method::Get => b"GET",
+            Method::Head => b"HEAD",
+            Method::Post => b"POST",
+            Method::Put => b"PUT",
+            Method::Delete => b"DELETE",
+            Method::Connect => b"CONNECT",
+            Method::Options => b"OPTIONS",
+            Method::Trace => b"TRACE",
+            Method::Patch => b"PATCH",
+            Method::Extension(m) => m,
+        }
+    }
+}
+
+/// The HTTP version of the request (RFC 9112 §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Version {
+    /// HTTP/1.0
+    Http10,
+    /// HTTP/1.1
+    Http11,
+}
+
+/// The form of the request-target (RFC 9112 §3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TargetForm {
+    /// `/path?query` (§3.2.1)
+    Origin,
+    /// `scheme://authority/path` (§3.2.2), sent to proxies.
+    Absolute,
+    /// `host:port`, only with CONNECT (§3.2.3).
+    Authority,
+    /// `*`, only with OPTIONS (§3.2.4).
+    Asterisk,
+}
+
+/// How the request body is delimited (RFC 9112 §6.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BodyFraming {
+    /// No Content-Length and no Transfer-Encoding: the body is empty (§6.3 point 7).
+    None,
+    /// `Content-Length: n` (§6.3 point 6).
+    Length(u64),
+    /// `Transfer-Encoding: chunked` (§6.3 point 4).
+    Chunked,
+}
+
+/// One caller-provided header slot: byte offsets into the parsed buffer.
+///
+/// Slots hold offsets, not slices, so they carry no lifetime: a connection allocates its slots
+/// once (`[HeaderSlot::EMPTY; 64]` or a `Vec`) and reuses them for every request, so parsing
+/// initialises nothing per request — the same saving httparse gets from `MaybeUninit`, without
+/// `unsafe`. Offsets are also what makes resumable parsing sound: between two calls the caller
+/// may have grown (and moved) its buffer, which would invalidate slices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct HeaderSlot {
+    pub(crate) name_start: u32,
+    pub(crate) name_len: u32,
+    pub(crate) value_start: u32,
+    pub(crate) value_len: u32,
+    pub(crate) known: Option<KnownHeader>,
+}
+
+impl HeaderSlot {
+    /// An unused slot, for array initialisation.
+    pub const EMPTY: HeaderSlot = HeaderSlot {
+        name_start: 0,
+        name_len: 0,
+        value_start: 0,
+        value_len: 0,
+        known: None,
+    };
+
+    /// Resolves the slot against the buffer it was parsed from. Out-of-range offsets (a slot
+    /// paired with the wrong buffer) give empty slices rather than a panic.
+    #[inline]
+    fn resolve<'b>(&self, buf: &'b [u8]) -> Header<'b> {
+        let (ns, vs) = (self.name_start as usize, self.value_start as usize);
+        let raw_name = buf.get(ns..ns + self.name_len as usize).unwrap_or_default();
+        let value = buf
+            .get(vs..vs + self.value_len as usize)
+            .unwrap_or_default();
+        let name = match self.known {
+            Some(k) => HeaderName::Known(k),
+            None => HeaderName::Other(raw_name),
+        };
+        Header {
+            name,
+            raw_name,
+            value,
+        }
+    }
+}
+
+/// A header field line: zero-copy slices into the request buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header<'b> {
+    /// The classified name.
+    pub name: HeaderName<'b>,
+    /// The name exactly as received (case preserved).
+    pub raw_name: &'b [u8],
+    /// The value with leading and trailing OWS (SP / HTAB) removed (RFC 9110 §5.5).
+    pub value: &'b [u8],
+}
+
+/// Connection tokens and expectations found while parsing (bit set).
+pub(crate) mod flags {
+    pub const CLOSE: u8 = 1;
+    pub const KEEP_ALIVE: u8 = 2;
+    pub const UPGRADE: u8 = 4;
+    pub const EXPECT_CONTINUE: u8 = 8;
+}
+
+/// A complete, validated request head. Everything borrows the caller's buffer (`'b`) and
+/// header slots (`'h`); nothing was allocated or copied.
+#[derive(Clone, Copy)]
+pub struct Request<'b, 'h> {
+    pub(crate) buf: &'b [u8],
+    pub(crate) slots: &'h [HeaderSlot],
+    pub(crate) method: Method<'b>,
+    pub(crate) target: &'b [u8],
+    pub(crate) form: TargetForm,
+    pub(crate) version: Version,
+    pub(crate) head_len: usize,
+    pub(crate) framing: BodyFraming,
+    pub(crate) flags: u8,
+    pub(crate) host: Option<u32>,
+}
+
+impl<'b, 'h> Request<'b, 'h> {
+    /// The method.
+    #[must_use]
+    pub fn method(&self) -> Method<'b> {
+        self.method
+    }
+
+    /// The request-target, as received.
+    #[must_use]
+    pub fn target(&self) -> &'b [u8] {
+        self.target
+    }
+
+    /// The request-target up to (not including) `?`, for routing.
+    #[must_use]
+    pub fn path(&self) -> &'b [u8] {
+        match self.target.iter().position(|&b| b == b'?') {
+            Some(q) => self.target.get(..q).unwrap_or_default(),
+            None => self.target,
+        }
+    }
+
+    /// The query after `?`, if any.
+    #[must_use]
+    pub fn query(&self) -> Option<&'b [u8]> {
+        let q = self.target.iter().position(|&b| b == b'?')?;
+        self.target.get(q + 1..)
+    }
+
+    /// The form of the request-target.
+    #[must_use]
+    pub fn target_form(&self) -> TargetForm {
+        self.form
+    }
+
+    /// The HTTP version.
+    #[must_use]
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Length of the head in bytes, including leading empty lines and the final empty line:
+    /// the body (or the next pipelined request) starts at this offset.
+    #[must_use]
+    pub fn head_len(&self) -> usize {
+        self.head_len
+    }
+
+    /// How the body is delimited.
+    #[must_use]
+    pub fn framing(&self) -> BodyFraming {
+        self.framing
+    }
+
+    /// Whether the connection stays open after this exchange (RFC 9112 §9.3): HTTP/1.1 unless
+    /// `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`.
+    #[must_use]
+    pub fn keep_alive(&self) -> bool {
+        if self.flags & flags::CLOSE != 0 {
+            return false;
+        }
+        match self.version {
+            Version::Http11 => true,
+            Version::Http10 => self.flags & flags::KEEP_ALIVE != 0,
+        }
+    }
+
+    /// `Connection` contains `close`.
+    #[must_use]
+    pub fn connection_close(&self) -> bool {
+        self.flags & flags::CLOSE != 0
+    }
+
+    /// `Connection` contains `keep-alive`.
+    #[must_use]
+    pub fn connection_keep_alive(&self) -> bool {
+        self.flags & flags::KEEP_ALIVE != 0
+    }
+
+    /// `Connection` contains `upgrade` (RFC 9110 §7.8); the protocols are in
+    /// `get(KnownHeader::Upgrade)`.
+    #[must_use]
+    pub fn connection_upgrade(&self) -> bool {
+        self.flags & flags::UPGRADE != 0
+    }
+
+    /// `Expect: 100-continue` was sent (RFC 9110 §10.1.1).
+    #[must_use]
+    pub fn expect_continue(&self) -> bool {
+        self.flags & flags::EXPECT_CONTINUE != 0
+    }
+
+    /// The Host value, if present (always present for HTTP/1.1; RFC 9112 §3.2).
+    #[must_use]
+    pub fn host(&self) -> Option<&'b [u8]> {
+        let i = self.host? as usize;
+        Some(self.slots.get(i)?.resolve(self.buf).value)
+    }
+
+    /// Number of header field lines.
+    #[must_use]
+    pub fn header_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The `i`-th header field line, in received order.
+    #[must_use]
+    pub fn header(&self, i: usize) -> Option<Header<'b>> {
+        Some(self.slots.get(i)?.resolve(self.buf))
+    }
+
+    /// All header field lines, in received order.
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = Header<'b>> + 'h
+    where
+        'b: 'h,
+    {
+        let buf = self.buf;
+        self.slots.iter().map(move |s| s.resolve(buf))
+    }
+
+    /// The value of the first field line with this known name.
+    #[must_use]
+    pub fn get(&self, name: KnownHeader) -> Option<&'b [u8]> {
+        let s = self.slots.iter().find(|s| s.known == Some(name))?;
+        Some(s.resolve(self.buf).value)
+    }
+
+    /// The values of all field lines with this known name, in order.
+    pub fn get_all(&self, name: KnownHeader) -> impl Iterator<Item = &'b [u8]> + 'h
+    where
+        'b: 'h,
+    {
+        let buf = self.buf;
+        self.slots
+            .iter()
+            .filter(move |s| s.known == Some(name))
+            .map(move |s| s.resolve(buf).value)
+    }
+
+    /// The value of the first field line whose name equals `name` ASCII case-insensitively
+    /// (known or not).
+    #[must_use]
+    pub fn get_raw(&self, name: &[u8]) -> Option<&'b [u8]> {
+        self.headers()
+            .find(|h| h.raw_name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    }
+}
+
+impl core::fmt::Debug for Request<'_, '_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        /// Bytes shown as text, escaping what is not printable ASCII (no allocation).
+        struct Text<'a>(&'a [u8]);
+        impl core::fmt::Debug for Text<'_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                write!(f, "\"{}\"", self.0.escape_ascii())
+            }
+        }
+        struct Headers<'r, 'b, 'h>(&'r Request<'b, 'h>);
+        impl core::fmt::Debug for Headers<'_, '_, '_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                let buf = self.0.buf;
+                f.debug_map()
+                    .entries(self.0.slots.iter().map(|s| {
+                        let h = s.resolve(buf);
+                        (Text(h.raw_name), Text(h.value))
+                    }))
+                    .finish()
+            }
+        }
+        f.debug_struct("Request")
+            .field("method", &Text(self.method.as_bytes()))
+            .field("target", &Text(self.target))
+            .field("version", &self.version)
+            .field("framing", &self.framing)
+            .field("keep_alive", &self.keep_alive())
+            .field("head_len", &self.head_len)
+            .field("headers", &Headers(self))
+            .finish()
+    }
+}

@@ -1,0 +1,255 @@
+//! Shared helpers for the integration tests: an owned summary of a parse result (so results
+//! from different buffers and calls compare with `==`), and a small deterministic generator.
+#![allow(dead_code)]
+
+use bufslab_http::{
+    BodyFraming, Config, Error, HeaderSlot, Parser, Request, Status, TargetForm, Version,
+};
+
+/// Everything observable about a parsed head, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub method: Vec<u8>,
+    pub target: Vec<u8>,
+    pub form: TargetForm,
+    pub version: Version,
+    pub head_len: usize,
+    pub framing: BodyFraming,
+    pub keep_alive: bool,
+    pub close: bool,
+    pub upgrade: bool,
+    pub expect_continue: bool,
+    pub host: Option<Vec<u8>>,
+    /// (classified name bytes, raw name, value)
+    pub headers: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+}
+
+pub fn summarize(r: &Request<'_, '_>) -> Summary {
+    Summary {
+        method: r.method().as_bytes().to_vec(),
+        target: r.target().to_vec(),
+        form: r.target_form(),
+        version: r.version(),
+        head_len: r.head_len(),
+        framing: r.framing(),
+        keep_alive: r.keep_alive(),
+        close: r.connection_close(),
+        upgrade: r.connection_upgrade(),
+        expect_continue: r.expect_continue(),
+        host: r.host().map(<[u8]>::to_vec),
+        headers: r
+            .headers()
+            .map(|h| {
+                (
+                    h.name.as_bytes().to_vec(),
+                    h.raw_name.to_vec(),
+                    h.value.to_vec(),
+                )
+            })
+            .collect(),
+    }
+}
+
+pub type Outcome = Result<Option<Summary>, Error>;
+
+/// Parses `buf` in one call.
+pub fn whole(cfg: Config, buf: &[u8]) -> Outcome {
+    let mut slots = [HeaderSlot::EMPTY; 64];
+    let mut p = Parser::new(cfg);
+    match p.parse(buf, &mut slots)? {
+        Status::Complete(r) => Ok(Some(summarize(&r))),
+        Status::Partial => Ok(None),
+    }
+}
+
+/// Feeds `buf` to one parser as a growing prefix, cutting at each position in `cuts` (sorted),
+/// then the whole buffer; stops at the first non-partial result.
+pub fn fed(cfg: Config, buf: &[u8], cuts: &[usize]) -> Outcome {
+    let mut slots = [HeaderSlot::EMPTY; 64];
+    let mut p = Parser::new(cfg);
+    for &k in cuts.iter().chain(std::iter::once(&buf.len())) {
+        let k = k.min(buf.len());
+        match p.parse(&buf[..k], &mut slots)? {
+            Status::Complete(r) => return Ok(Some(summarize(&r))),
+            Status::Partial => {}
+        }
+    }
+    Ok(None)
+}
+
+/// xorshift64*: a tiny deterministic generator, so corpora are reproducible without a
+/// dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+    pub fn pick_bytes(&mut self, items: &[&'static [u8]]) -> &'static [u8] {
+        items[self.below(items.len())]
+    }
+}
+
+pub const TCHARS: &[u8] =
+    b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/// Randomly re-cases ASCII letters (field names are case-insensitive, RFC 9110 §5.1).
+pub fn recase(rng: &mut Rng, s: &[u8]) -> Vec<u8> {
+    s.iter()
+        .map(|&b| {
+            if rng.chance(30) {
+                b.to_ascii_uppercase()
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// A valid request head (and maybe a body) built from random parts.
+pub fn valid_request(rng: &mut Rng) -> Vec<u8> {
+    let mut out = Vec::new();
+    if rng.chance(5) {
+        out.extend_from_slice(b"\r\n");
+    }
+    let method: &[u8] = rng.pick_bytes(&[
+        &b"GET"[..],
+        b"POST",
+        b"PUT",
+        b"HEAD",
+        b"DELETE",
+        b"PATCH",
+        b"TRACE",
+        b"PURGE",
+        b"M-SEARCH",
+        b"get",
+    ]);
+    out.extend_from_slice(method);
+    out.push(b' ');
+    out.push(b'/');
+    for _ in 0..rng.below(40) {
+        out.push(*rng.pick(b"abcxyz0129-._~!$&'()*+,;=:@/?%"));
+    }
+    let http10 = rng.chance(15);
+    out.extend_from_slice(if http10 {
+        b" HTTP/1.0\r\n"
+    } else {
+        b" HTTP/1.1\r\n"
+    });
+    let names: &[&'static [u8]] = &[
+        b"Accept",
+        b"User-Agent",
+        b"Cookie",
+        b"accept-encoding",
+        b"X-Custom",
+        b"x-forwarded-for",
+        b"Sec-Fetch-Mode",
+        b"Referer",
+        b"Cache-Control",
+        b"If-None-Match",
+        b"Authorization",
+        b"Content-Type",
+        b"Upgrade",
+    ];
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    if !http10 || rng.chance(50) {
+        let host: &[u8] =
+            rng.pick_bytes(&[&b"example.com"[..], b"localhost:8080", b"[::1]:80", b""]);
+        lines.push([&recase(rng, b"host")[..], b": ", host].concat());
+    }
+    for _ in 0..rng.below(12) {
+        let name = if rng.chance(20) {
+            (0..1 + rng.below(20)).map(|_| *rng.pick(TCHARS)).collect()
+        } else {
+            let base = rng.pick_bytes(names);
+            recase(rng, base)
+        };
+        let mut value = Vec::new();
+        if rng.chance(20) {
+            value.push(*rng.pick(b" \t"));
+        }
+        for _ in 0..rng.below(60) {
+            let b = match rng.below(20) {
+                0 => b'\t',
+                1 => 0x80 + rng.below(128) as u8,
+                2 => b' ',
+                _ => 0x21 + rng.below(94) as u8,
+            };
+            value.push(b);
+        }
+        if rng.chance(20) {
+            value.push(*rng.pick(b" \t"));
+        }
+        let sep: &[u8] = rng.pick_bytes(&[&b":"[..], b": ", b":\t", b":  "]);
+        lines.push([&name[..], sep, &value].concat());
+    }
+    let mut body = Vec::new();
+    match rng.below(6) {
+        0 => {
+            let n = rng.below(20);
+            lines.push(format!("Content-Length: {n}").into_bytes());
+            body = vec![b'x'; n];
+        }
+        1 if !http10 => {
+            lines.push(recase(rng, b"Transfer-Encoding: chunked"));
+            body = b"3\r\nabc\r\n0\r\n\r\n".to_vec();
+        }
+        2 => {
+            let c: &[u8] = rng.pick_bytes(&[
+                &b"Connection: close"[..],
+                b"Connection: keep-alive",
+                b"connection: Upgrade, Keep-Alive",
+            ]);
+            lines.push(c.to_vec());
+        }
+        3 => lines.push(b"Expect: 100-continue".to_vec()),
+        _ => {}
+    }
+    // Shuffle a little so framing headers are not always last.
+    if lines.len() > 1 && rng.chance(50) {
+        let a = rng.below(lines.len());
+        let b = rng.below(lines.len());
+        lines.swap(a, b);
+    }
+    for l in lines {
+        out.extend_from_slice(&l);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&body);
+    out
+}
+
+/// A request with a few random byte edits biased towards the bytes HTTP framing cares about.
+pub fn mutated_request(rng: &mut Rng) -> Vec<u8> {
+    let mut buf = valid_request(rng);
+    for _ in 0..1 + rng.below(3) {
+        if buf.is_empty() {
+            break;
+        }
+        let at = rng.below(buf.len());
+        let b = *rng.pick(b"\r\n \t:\0\x7f\x01\x80,;\"(/@aZ9-");
+        match rng.below(3) {
+            0 => buf[at] = b,
+            1 => buf.insert(at, b),
+            _ => {
+                buf.remove(at);
+            }
+        }
+    }
+    buf
+}

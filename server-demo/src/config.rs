@@ -1,0 +1,189 @@
+//! Server configuration, its validation, and the pool it implies.
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use bufslab::{ClassConfig, Pool};
+
+/// Block size of the small class: one read of a typical request, or a batch of small
+/// responses. 4 KiB is a page and a typical socket read.
+pub const SMALL_BLOCK: usize = 4096;
+
+/// How the shared buffer pool is sized. Every worker draws from the same pool through its own
+/// local cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Small (4 KiB) blocks per slab (one allocation each).
+    pub blocks_per_slab: usize,
+    /// Slabs of small blocks allocated at start-up (the floor trimming never goes below).
+    pub prealloc_slabs: usize,
+    /// Upper bound on the block memory of the whole pool, in bytes. At the bound the server
+    /// stops reading and accepting until blocks come back; it never allocates past it.
+    pub max_bytes: usize,
+    /// Blocks each worker's local cache may hold.
+    pub local_capacity: usize,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            blocks_per_slab: 64,
+            prealloc_slabs: 4,
+            max_bytes: 256 << 20,
+            local_capacity: 64,
+        }
+    }
+}
+
+/// Everything a [`Server`](crate::Server) needs to start. `Default` gives the binary's
+/// defaults on 127.0.0.1:8080; tests usually set `addr` to port 0 and shorten the timeouts.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address to listen on; port 0 picks a free port (all workers share it).
+    pub addr: SocketAddr,
+    /// Worker threads, each with its own `SO_REUSEPORT` listener, poll and connections.
+    pub workers: usize,
+    /// Most connections accepted per readiness event of a listener (1 = accept-one).
+    pub accept_batch: usize,
+    /// Connection slots per worker, preallocated; further connections are closed at once.
+    pub max_conns: usize,
+    /// Largest request head in bytes (431 beyond).
+    pub max_head: usize,
+    /// Largest request body in bytes (413 beyond).
+    pub max_body: u64,
+    /// Time allowed for a request head to arrive once it started (then 408 and close).
+    pub header_timeout: Duration,
+    /// Time a connection may sit without progress: idle between requests, or stalled while
+    /// reading a body or writing a response.
+    pub idle_timeout: Duration,
+    /// On shutdown, how long connections get to finish the exchange in flight.
+    pub shutdown_grace: Duration,
+    /// How often worker 0 asks the pool to give idle slabs back (`None`: never).
+    pub evict_interval: Option<Duration>,
+    /// The pool's sizing.
+    pub pool: PoolConfig,
+    /// Optional heap-allocation counter (total allocations so far), reported by `/stats`.
+    /// The binary sets it when built with the `dhat-heap` feature.
+    pub alloc_counter: Option<fn() -> u64>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)),
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            accept_batch: 64,
+            max_conns: 10_000,
+            max_head: 16 * 1024,
+            max_body: 16 << 20,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(5),
+            evict_interval: Some(Duration::from_secs(10)),
+            pool: PoolConfig::default(),
+            alloc_counter: None,
+        }
+    }
+}
+
+/// Why a configuration cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A count that must be at least 1 was 0.
+    Zero(&'static str),
+    /// `max_head` is below the smallest sensible head or above the codec's limit.
+    MaxHead(usize),
+    /// A timeout of zero would close every connection at once.
+    ZeroTimeout(&'static str),
+    /// The pool bound cannot hold even one block per class.
+    Pool(String),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Zero(what) => write!(f, "{what} must be at least 1"),
+            ConfigError::MaxHead(n) => {
+                write!(f, "max-head {n} is out of range (256 ..= 1048576 bytes)")
+            }
+            ConfigError::ZeroTimeout(what) => write!(f, "{what} must be longer than 0 ms"),
+            ConfigError::Pool(why) => write!(f, "pool configuration rejected: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Checks the values that would otherwise make the server useless or the pool unbuildable.
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (v, name) in [
+            (self.workers, "workers"),
+            (self.accept_batch, "accept-batch"),
+            (self.max_conns, "max-conns"),
+            (self.pool.blocks_per_slab, "pool blocks-per-slab"),
+            (self.pool.local_capacity, "pool local-capacity"),
+        ] {
+            if v == 0 {
+                return Err(ConfigError::Zero(name));
+            }
+        }
+        if !(256..=1 << 20).contains(&self.max_head) {
+            return Err(ConfigError::MaxHead(self.max_head));
+        }
+        if self.header_timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout("header-timeout"));
+        }
+        if self.idle_timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout("idle-timeout"));
+        }
+        if self.max_conns > u32::MAX as usize / 2 {
+            return Err(ConfigError::Zero("max-conns below 2^31"));
+        }
+        Ok(())
+    }
+
+    /// Block size of the large class: a request head that outgrows a small block moves there,
+    /// so it must hold `max_head` bytes (plus one, so the codec sees an over-long head and
+    /// answers 431 itself).
+    #[must_use]
+    pub fn large_block(&self) -> usize {
+        (self.max_head + 1).next_power_of_two().max(SMALL_BLOCK * 2)
+    }
+
+    /// Builds the shared pool: 4 KiB blocks for reads and responses, and a large class for
+    /// heads beyond 4 KiB, both bounded by `pool.max_bytes`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Pool`] when the bounds cannot hold one slab of each class.
+    pub fn build_pool(&self) -> Result<Pool, ConfigError> {
+        let p = &self.pool;
+        let small_slab = SMALL_BLOCK * p.blocks_per_slab;
+        let large = self.large_block();
+        let large_per_slab = 4;
+        let small_max = (p.max_bytes / small_slab).max(1);
+        let large_max = (p.max_bytes / (large * large_per_slab)).max(1);
+        Pool::builder()
+            .class(
+                ClassConfig::new(SMALL_BLOCK)
+                    .blocks_per_slab(p.blocks_per_slab)
+                    .prealloc_slabs(p.prealloc_slabs.min(small_max))
+                    .max_slabs(small_max),
+            )
+            .class(
+                ClassConfig::new(large)
+                    .blocks_per_slab(large_per_slab)
+                    .prealloc_slabs(0)
+                    .max_slabs(large_max),
+            )
+            .max_bytes(p.max_bytes)
+            .local_capacity(p.local_capacity)
+            .build()
+            .map_err(|e| ConfigError::Pool(e.to_string()))
+    }
+}

@@ -1,0 +1,255 @@
+//! Starting the workers, and the handle that stops them.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use bufslab::Pool;
+use mio::{Poll, Waker};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::config::{Config, ConfigError};
+use crate::stats::{self, ServerStats, WorkerCounters};
+use crate::worker::{Worker, WAKER};
+
+/// State shared by all workers and the handle: read-mostly, never on a lock.
+pub(crate) struct Shared {
+    pub(crate) counters: Box<[WorkerCounters]>,
+    pub(crate) pool: Pool,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) alloc_counter: Option<fn() -> u64>,
+}
+
+/// Why the server could not start or did not stop cleanly.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The configuration is unusable.
+    Config(ConfigError),
+    /// Binding or listening on the address failed.
+    Bind(SocketAddr, io::Error),
+    /// Creating a poll, a waker or a thread failed.
+    Setup(io::Error),
+    /// A worker's event loop failed.
+    Worker(usize, io::Error),
+    /// A worker thread panicked.
+    Panicked(usize),
+}
+
+impl fmt::Display for ServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerError::Config(e) => write!(f, "invalid configuration: {e}"),
+            ServerError::Bind(addr, e) => write!(f, "cannot listen on {addr}: {e}"),
+            ServerError::Setup(e) => write!(f, "cannot set up a worker: {e}"),
+            ServerError::Worker(id, e) => write!(f, "worker {id} failed: {e}"),
+            ServerError::Panicked(id) => write!(f, "worker {id} panicked"),
+        }
+    }
+}
+
+impl std::error::Error for ServerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServerError::Config(e) => Some(e),
+            ServerError::Bind(_, e) | ServerError::Setup(e) | ServerError::Worker(_, e) => Some(e),
+            ServerError::Panicked(_) => None,
+        }
+    }
+}
+
+impl From<ConfigError> for ServerError {
+    fn from(e: ConfigError) -> Self {
+        ServerError::Config(e)
+    }
+}
+
+/// The server: [`Server::start`] binds, spawns the workers and returns a [`ServerHandle`].
+#[derive(Debug)]
+pub struct Server;
+
+impl Server {
+    /// Validates `config`, builds the pool, binds one `SO_REUSEPORT` listener per worker (so
+    /// the kernel spreads connections over them) and starts the workers. Returns once every
+    /// listener is listening: connections made after this are queued, never refused.
+    ///
+    /// # Errors
+    /// [`ServerError::Config`], [`ServerError::Bind`] or [`ServerError::Setup`].
+    pub fn start(config: Config) -> Result<ServerHandle, ServerError> {
+        config.validate()?;
+        let pool = config.build_pool()?;
+        // The first listener resolves port 0; the others join it on the port it got.
+        let first = bind(config.addr)?;
+        let addr = first.local_addr().map_err(ServerError::Setup)?;
+        let mut listeners = vec![first];
+        for _ in 1..config.workers {
+            listeners.push(bind(addr)?);
+        }
+        let shared = Arc::new(Shared {
+            counters: (0..config.workers)
+                .map(|_| WorkerCounters::default())
+                .collect(),
+            pool,
+            shutdown: AtomicBool::new(false),
+            alloc_counter: config.alloc_counter,
+        });
+        let mut handle = ServerHandle {
+            addr,
+            shared: shared.clone(),
+            wakers: Vec::new(),
+            threads: Vec::new(),
+        };
+        for (id, listener) in listeners.into_iter().enumerate() {
+            let poll = Poll::new().map_err(ServerError::Setup)?;
+            let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(ServerError::Setup)?);
+            let (shared, cfg) = (shared.clone(), config.clone());
+            let thread = std::thread::Builder::new()
+                .name(format!("server-demo-{id}"))
+                .spawn(move || Worker::new(id, poll, listener, shared, cfg)?.run())
+                .map_err(ServerError::Setup)?;
+            handle.wakers.push(waker);
+            handle.threads.push(thread);
+        }
+        Ok(handle)
+    }
+}
+
+fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, ServerError> {
+    let e = |err| ServerError::Bind(addr, err);
+    let sock =
+        Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP)).map_err(e)?;
+    sock.set_reuse_address(true).map_err(e)?;
+    // Every worker listens on the same port; the kernel hashes connections over them.
+    sock.set_reuse_port(true).map_err(e)?;
+    sock.set_nonblocking(true).map_err(e)?;
+    sock.bind(&addr.into()).map_err(e)?;
+    sock.listen(4096).map_err(e)?;
+    Ok(sock.into())
+}
+
+/// What a server did over its life, returned by [`ServerHandle::join`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary {
+    /// The final statistics.
+    pub stats: ServerStats,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.stats;
+        write!(
+            f,
+            "served {} requests on {} connections ({} rejected, {} timed out); pool: {} blocks still rented, peak {} KiB out",
+            s.requests,
+            s.connections_accepted,
+            s.connections_rejected,
+            s.header_timeouts + s.idle_timeouts,
+            s.pool.rented_blocks,
+            s.pool.peak_out_bytes / 1024
+        )
+    }
+}
+
+/// A running server. Dropping it shuts the server down and waits for its workers.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    wakers: Vec<Arc<Waker>>,
+    threads: Vec<JoinHandle<io::Result<()>>>,
+}
+
+impl fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("addr", &self.addr)
+            .field("workers", &self.threads.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerHandle {
+    /// The address the server listens on (with the real port when started on port 0).
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Number of worker threads.
+    #[must_use]
+    pub fn workers(&self) -> usize {
+        self.shared.counters.len()
+    }
+
+    /// The shared buffer pool.
+    #[must_use]
+    pub fn pool(&self) -> &Pool {
+        &self.shared.pool
+    }
+
+    /// A snapshot of the counters and the pool. Allocates nothing.
+    #[must_use]
+    pub fn stats(&self) -> ServerStats {
+        stats::snapshot(
+            &self.shared.counters,
+            &self.shared.pool,
+            self.shared.alloc_counter,
+        )
+    }
+
+    /// Asks every worker to stop: listeners close at once, idle connections close, busy ones
+    /// finish their current exchange (within `shutdown_grace`). Returns without waiting.
+    pub fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        for w in &self.wakers {
+            // A failed wake only delays the worker until its next timer (at most a second).
+            let _ = w.wake();
+        }
+    }
+
+    /// Waits for every worker to finish (call [`shutdown`](Self::shutdown) first, or this
+    /// waits forever).
+    ///
+    /// # Errors
+    /// The first worker failure.
+    pub fn join(mut self) -> Result<Summary, ServerError> {
+        self.join_workers()
+    }
+
+    /// [`shutdown`](Self::shutdown) then [`join`](Self::join).
+    ///
+    /// # Errors
+    /// The first worker failure.
+    pub fn stop(self) -> Result<Summary, ServerError> {
+        self.shutdown();
+        self.join()
+    }
+
+    fn join_workers(&mut self) -> Result<Summary, ServerError> {
+        let mut result = Ok(());
+        for (id, t) in self.threads.drain(..).enumerate() {
+            let r = match t.join() {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(ServerError::Worker(id, e)),
+                Err(_) => Err(ServerError::Panicked(id)),
+            };
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        result.map(|()| Summary {
+            stats: self.stats(),
+        })
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.shutdown();
+            let _ = self.join_workers();
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Server counters: one cache-line-aligned block of relaxed atomics per worker, written only by
+//! its worker (no contention, no false sharing) and summed by readers.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use serde::Serialize;
+
+/// One worker's counters. Only the owning worker writes; anyone may read.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct WorkerCounters {
+    pub(crate) requests: AtomicU64,
+    pub(crate) accepted: AtomicU64,
+    pub(crate) open: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+    pub(crate) header_timeouts: AtomicU64,
+    pub(crate) idle_timeouts: AtomicU64,
+    pub(crate) bad_requests: AtomicU64,
+    pub(crate) io_errors: AtomicU64,
+    pub(crate) pool_waits: AtomicU64,
+    pub(crate) accept_backoffs: AtomicU64,
+}
+
+impl WorkerCounters {
+    /// Adds to a counter. The owner is the only writer, so a load and a store would do; a
+    /// relaxed `fetch_add` costs the same uncontended and stays correct if that ever changes.
+    #[inline]
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn sub(counter: &AtomicU64, n: u64) {
+        counter.fetch_sub(n, Relaxed);
+    }
+}
+
+/// The pool's numbers as `/stats` and [`ServerStats`] report them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PoolStats {
+    /// Blocks rented right now (held by connections as input or output).
+    pub rented_blocks: usize,
+    /// Bytes rented right now.
+    pub rented_bytes: usize,
+    /// Bytes of free blocks (shared free lists and local caches).
+    pub pooled_bytes: usize,
+    /// Bytes of block memory in live slabs.
+    pub allocated_bytes: usize,
+    /// Peak bytes out of the shared free lists.
+    pub peak_out_bytes: usize,
+    /// Live slabs.
+    pub slabs: usize,
+    /// Gets that found a free list empty.
+    pub misses: u64,
+    /// Slabs given back to the allocator.
+    pub evicted_slabs: u64,
+}
+
+impl From<bufslab::Stats> for PoolStats {
+    fn from(s: bufslab::Stats) -> Self {
+        PoolStats {
+            rented_blocks: s.rented_blocks,
+            rented_bytes: s.rented_bytes,
+            pooled_bytes: s.pooled_bytes,
+            allocated_bytes: s.allocated_bytes,
+            peak_out_bytes: s.peak_out_bytes,
+            slabs: s.slabs,
+            misses: s.misses,
+            evicted_slabs: s.evicted_slabs,
+        }
+    }
+}
+
+/// A snapshot of the whole server: worker counters summed, plus the pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ServerStats {
+    /// Responses to complete requests (any status, including errors and timeouts answered).
+    pub requests: u64,
+    /// Connections open right now.
+    pub connections_open: u64,
+    /// Connections accepted since start.
+    pub connections_accepted: u64,
+    /// Connections closed at once because a worker was at `max_conns`.
+    pub connections_rejected: u64,
+    /// Connections closed because a request head did not arrive in time.
+    pub header_timeouts: u64,
+    /// Connections closed for lack of progress (idle keep-alive, stalled body or reader).
+    pub idle_timeouts: u64,
+    /// Requests answered with a 4xx/5xx framing error (then closed).
+    pub bad_requests: u64,
+    /// Connections ended by an I/O error (reset by peer, broken pipe).
+    pub io_errors: u64,
+    /// Times a connection had to wait for the pool to give blocks back.
+    pub pool_waits: u64,
+    /// Times accepting paused because the process ran out of file descriptors.
+    pub accept_backoffs: u64,
+    /// The pool.
+    pub pool: PoolStats,
+    /// Heap allocations since start, when an allocation counter is configured (`dhat-heap`).
+    pub allocations: Option<u64>,
+    /// `allocations / requests`, when an allocation counter is configured.
+    pub allocations_per_request: Option<f64>,
+}
+
+/// Sums the workers' counters and reads the pool.
+pub(crate) fn snapshot(
+    workers: &[WorkerCounters],
+    pool: &bufslab::Pool,
+    alloc_counter: Option<fn() -> u64>,
+) -> ServerStats {
+    let mut s = ServerStats::default();
+    for w in workers {
+        s.requests += w.requests.load(Relaxed);
+        s.connections_open += w.open.load(Relaxed);
+        s.connections_accepted += w.accepted.load(Relaxed);
+        s.connections_rejected += w.rejected.load(Relaxed);
+        s.header_timeouts += w.header_timeouts.load(Relaxed);
+        s.idle_timeouts += w.idle_timeouts.load(Relaxed);
+        s.bad_requests += w.bad_requests.load(Relaxed);
+        s.io_errors += w.io_errors.load(Relaxed);
+        s.pool_waits += w.pool_waits.load(Relaxed);
+        s.accept_backoffs += w.accept_backoffs.load(Relaxed);
+    }
+    s.pool = pool.stats().into();
+    if let Some(count) = alloc_counter {
+        let a = count();
+        s.allocations = Some(a);
+        s.allocations_per_request = Some(a as f64 / s.requests.max(1) as f64);
+    }
+    s
+}

@@ -1,0 +1,464 @@
+//! One worker thread: its own `SO_REUSEPORT` listener, mio `Poll`, connection slab, deadline
+//! lists and local cache of the shared pool. Nothing on the request path crosses threads.
+//!
+//! Each loop turn: poll → run the connections that became ready → expire deadlines → rerun
+//! the connections that yielded or waited for the pool → accept a batch. Accepting last means
+//! a slot freed in this turn is reused only in a later turn, so a stale event for a closed
+//! connection can never be delivered to its successor.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bufslab::LocalCache;
+use bufslab_http::{Config as HttpConfig, DateCache, HeaderSlot, Parser};
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::config::Config;
+use crate::conn::{CloseReason, Conn, Env, Next, TimerClass};
+use crate::server::Shared;
+use crate::stats::{self, WorkerCounters};
+use crate::timer::{TimerKind, Timers};
+
+pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
+pub(crate) const WAKER: Token = Token(usize::MAX - 2);
+
+/// Header slots per worker: the codec's default `max_headers`.
+const HEADER_SLOTS: usize = 100;
+
+/// How long accepting pauses after the process ran out of file descriptors.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How often connections waiting for the pool retry.
+const POOL_RETRY: Duration = Duration::from_millis(5);
+
+/// Longest a lingering close waits for the peer.
+const MAX_DRAIN: Duration = Duration::from_secs(2);
+
+/// Everything one worker owns.
+pub(crate) struct Worker {
+    id: usize,
+    poll: Poll,
+    listener: Option<TcpListener>,
+    conns: Vec<Conn>,
+    free: Vec<u32>,
+    open: usize,
+    timers: Timers,
+    slots: Vec<HeaderSlot>,
+    slots_owner: Option<usize>,
+    cache: LocalCache,
+    date: DateCache,
+    next_date: Instant,
+    shared: Arc<Shared>,
+    cfg: Config,
+    large_block: usize,
+    /// Connections to run again next turn (read budget used up).
+    runnable: Vec<u32>,
+    /// Connections waiting for the pool.
+    pool_waiters: Vec<u32>,
+    accept_ready: bool,
+    accept_paused_until: Option<Instant>,
+    shutdown_deadline: Option<Instant>,
+    next_evict: Option<Instant>,
+}
+
+impl Worker {
+    /// Sets a worker up on its own thread (the local cache belongs to the calling thread).
+    /// Every slot, list and scratch array is allocated here, once.
+    pub(crate) fn new(
+        id: usize,
+        poll: Poll,
+        listener: std::net::TcpListener,
+        shared: Arc<Shared>,
+        cfg: Config,
+    ) -> io::Result<Worker> {
+        let mut listener = TcpListener::from_std(listener);
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let http = HttpConfig {
+            max_head_bytes: cfg.max_head,
+            max_headers: HEADER_SLOTS,
+            ..HttpConfig::DEFAULT
+        };
+        let n = cfg.max_conns;
+        let conns = (0..n).map(|_| Conn::new(Parser::new(http))).collect();
+        // Lowest slot first: pop from the end.
+        let free = (0..n as u32).rev().collect();
+        let drain = cfg.idle_timeout.min(MAX_DRAIN);
+        let now = Instant::now();
+        Ok(Worker {
+            id,
+            poll,
+            listener: Some(listener),
+            conns,
+            free,
+            open: 0,
+            timers: Timers::new(n, cfg.idle_timeout, cfg.header_timeout, drain),
+            slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
+            slots_owner: None,
+            cache: shared.pool.local_cache(),
+            date: DateCache::new(SystemTime::now()),
+            next_date: now,
+            large_block: cfg.large_block(),
+            runnable: Vec::with_capacity(n),
+            pool_waiters: Vec::with_capacity(n),
+            accept_ready: true,
+            accept_paused_until: None,
+            shutdown_deadline: None,
+            next_evict: if id == 0 {
+                cfg.evict_interval.map(|d| now + d)
+            } else {
+                None
+            },
+            shared,
+            cfg,
+        })
+    }
+
+    fn counters(&self) -> &WorkerCounters {
+        &self.shared.counters[self.id]
+    }
+
+    /// The event loop; returns once shut down and every connection is closed.
+    pub(crate) fn run(mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let now = Instant::now();
+            let timeout = self.poll_timeout(now);
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            let now = Instant::now();
+            self.tick(now);
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept_ready = true,
+                    WAKER => {}
+                    Token(slot) => {
+                        let Some(conn) = self.conns.get_mut(slot) else {
+                            continue;
+                        };
+                        if conn.sock.is_none() {
+                            continue;
+                        }
+                        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                            conn.readable = true;
+                        }
+                        if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
+                            conn.writable = true;
+                        }
+                        self.run_conn(slot, now);
+                    }
+                }
+            }
+            if self.shared.shutdown.load(Ordering::Acquire) && self.shutdown_deadline.is_none() {
+                self.begin_shutdown(now);
+            }
+            self.expire(now);
+            self.rerun(now);
+            if let Some(deadline) = self.shutdown_deadline {
+                if self.open == 0 {
+                    return Ok(());
+                }
+                if now >= deadline {
+                    for slot in 0..self.conns.len() {
+                        if self.conns[slot].sock.is_some() {
+                            self.close(slot, CloseReason::Done);
+                        }
+                    }
+                    return Ok(());
+                }
+            } else {
+                self.accept(now);
+            }
+        }
+    }
+
+    /// How long the next poll may sleep: until the next deadline, date refresh, accept retry
+    /// or pool retry; zero if work is pending.
+    fn poll_timeout(&self, now: Instant) -> Option<Duration> {
+        let accept_now = self.accept_ready
+            && self.listener.is_some()
+            && self.accept_paused_until.is_none()
+            && self.pool_waiters.is_empty()
+            && !self.free.is_empty();
+        if !self.runnable.is_empty() || accept_now {
+            return Some(Duration::ZERO);
+        }
+        let mut wake = self.next_date;
+        for t in [
+            self.timers.next_deadline(),
+            self.accept_paused_until,
+            self.shutdown_deadline,
+            self.next_evict,
+            (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            wake = wake.min(t);
+        }
+        // Round up to the next millisecond so a deadline has passed when the poll returns.
+        Some(wake.saturating_duration_since(now) + Duration::from_micros(999))
+    }
+
+    /// Once-per-second housekeeping: the Date header, and the pool's idle eviction.
+    fn tick(&mut self, now: Instant) {
+        if now >= self.next_date {
+            let wall = SystemTime::now();
+            self.date.refresh(wall);
+            let into_second = wall
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            self.next_date =
+                now + Duration::from_nanos(1_000_000_000 - u64::from(into_second.min(999_999_999)));
+        }
+        if let (Some(at), Some(every)) = (self.next_evict, self.cfg.evict_interval) {
+            if now >= at {
+                self.shared.pool.evict_idle();
+                self.next_evict = Some(now + every);
+            }
+        }
+        if let Some(until) = self.accept_paused_until {
+            if now >= until {
+                self.accept_paused_until = None;
+            }
+        }
+    }
+
+    /// Runs one connection and files it where its outcome says.
+    fn run_conn(&mut self, slot: usize, now: Instant) {
+        let shutting_down = self.shutdown_deadline.is_some();
+        let shared = &self.shared;
+        let stats_fn = || stats::snapshot(&shared.counters, &shared.pool, shared.alloc_counter);
+        let mut env = Env {
+            slot,
+            slots: &mut self.slots,
+            slots_owner: &mut self.slots_owner,
+            cache: &self.cache,
+            date: &self.date,
+            counters: &shared.counters[self.id],
+            max_body: self.cfg.max_body,
+            large_block: self.large_block,
+            shutting_down,
+            stats: &stats_fn,
+        };
+        let Some(conn) = self.conns.get_mut(slot) else {
+            return;
+        };
+        let turn = conn.drive(&mut env);
+        match turn.next {
+            Next::Close(reason) => return self.close(slot, reason),
+            Next::Wait => {}
+            Next::Yield => {
+                if !conn.queued {
+                    conn.queued = true;
+                    self.runnable.push(slot as u32);
+                }
+            }
+            Next::Pool => {
+                if !conn.queued {
+                    conn.queued = true;
+                    WorkerCounters::add(&shared.counters[self.id].pool_waits, 1);
+                    self.pool_waiters.push(slot as u32);
+                }
+            }
+        }
+        if shutting_down && conn.is_idle() {
+            return self.close(slot, CloseReason::Done);
+        }
+        let want = match conn.timer_class() {
+            TimerClass::Progress => TimerKind::Idle,
+            TimerClass::Header => TimerKind::Header,
+            TimerClass::Drain => TimerKind::Drain,
+        };
+        let current = self.timers.kind(slot);
+        // The header deadline runs from the first byte of the head and is never extended;
+        // the progress deadline moves with every byte read or written.
+        let rearm = current != Some(want) || (want == TimerKind::Idle && turn.progress);
+        if rearm {
+            self.timers.arm(slot, want, now);
+        }
+    }
+
+    /// Reruns connections that yielded, and those waiting for the pool.
+    fn rerun(&mut self, now: Instant) {
+        for list in [true, false] {
+            let pending = if list {
+                self.runnable.len()
+            } else {
+                self.pool_waiters.len()
+            };
+            for i in 0..pending {
+                let slot = if list {
+                    self.runnable[i]
+                } else {
+                    self.pool_waiters[i]
+                } as usize;
+                if let Some(c) = self.conns.get_mut(slot) {
+                    c.queued = false;
+                    if c.sock.is_some() {
+                        self.run_conn(slot, now);
+                    }
+                }
+            }
+            // Entries added while rerunning stay for the next turn. `drain` on a Vec with
+            // spare capacity does not allocate.
+            if list {
+                self.runnable.drain(..pending);
+            } else {
+                self.pool_waiters.drain(..pending);
+            }
+        }
+    }
+
+    /// Handles expired deadlines.
+    fn expire(&mut self, now: Instant) {
+        while let Some((slot, kind)) = self.timers.pop_expired(now) {
+            if self.conns.get(slot).map_or(true, |c| c.sock.is_none()) {
+                continue;
+            }
+            match kind {
+                TimerKind::Header => {
+                    WorkerCounters::add(&self.counters().header_timeouts, 1);
+                    let shared = &self.shared;
+                    let stats_fn =
+                        || stats::snapshot(&shared.counters, &shared.pool, shared.alloc_counter);
+                    let mut env = Env {
+                        slot,
+                        slots: &mut self.slots,
+                        slots_owner: &mut self.slots_owner,
+                        cache: &self.cache,
+                        date: &self.date,
+                        counters: &shared.counters[self.id],
+                        max_body: self.cfg.max_body,
+                        large_block: self.large_block,
+                        shutting_down: true,
+                        stats: &stats_fn,
+                    };
+                    if self.conns[slot].head_timed_out(&mut env) {
+                        WorkerCounters::add(&shared.counters[self.id].requests, 1);
+                        self.run_conn(slot, now);
+                    } else {
+                        self.close(slot, CloseReason::Done);
+                    }
+                }
+                TimerKind::Idle => {
+                    WorkerCounters::add(&self.counters().idle_timeouts, 1);
+                    self.close(slot, CloseReason::Done);
+                }
+                TimerKind::Drain => self.close(slot, CloseReason::Done),
+            }
+        }
+    }
+
+    /// Accepts up to a batch of connections, registering them all before serving any.
+    fn accept(&mut self, now: Instant) {
+        if !self.accept_ready || self.accept_paused_until.is_some() {
+            return;
+        }
+        // Pool exhausted: new connections would only add to the queue of waiters.
+        if !self.pool_waiters.is_empty() {
+            return;
+        }
+        let Some(listener) = self.listener.as_mut() else {
+            return;
+        };
+        for _ in 0..self.cfg.accept_batch {
+            match listener.accept() {
+                Ok((mut sock, _peer)) => {
+                    let Some(slot) = self.free.pop() else {
+                        // At max-conns: close at once rather than let it wait unserved.
+                        WorkerCounters::add(&self.shared.counters[self.id].rejected, 1);
+                        drop(sock);
+                        continue;
+                    };
+                    let slot = slot as usize;
+                    // Small responses must not wait for Nagle's delayed-ACK dance.
+                    let _ = sock.set_nodelay(true);
+                    if self
+                        .poll
+                        .registry()
+                        .register(
+                            &mut sock,
+                            Token(slot),
+                            Interest::READABLE | Interest::WRITABLE,
+                        )
+                        .is_err()
+                    {
+                        self.free.push(slot as u32);
+                        continue;
+                    }
+                    self.conns[slot].open(sock);
+                    self.open += 1;
+                    let c = &self.shared.counters[self.id];
+                    WorkerCounters::add(&c.accepted, 1);
+                    WorkerCounters::add(&c.open, 1);
+                    self.timers.arm(slot, TimerKind::Idle, now);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.accept_ready = false;
+                    return;
+                }
+                Err(e) if is_resource_exhaustion(&e) => {
+                    // Out of descriptors: the pending connection stays in the backlog, and
+                    // retrying now would spin. Pause and let closes free descriptors.
+                    WorkerCounters::add(&self.shared.counters[self.id].accept_backoffs, 1);
+                    self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+                    return;
+                }
+                // The peer gave up before we accepted, or a signal: next one.
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Closes a connection and frees its slot and blocks.
+    fn close(&mut self, slot: usize, reason: CloseReason) {
+        self.timers.disarm(slot);
+        if self.slots_owner == Some(slot) {
+            self.slots_owner = None;
+        }
+        let Some(conn) = self.conns.get_mut(slot) else {
+            return;
+        };
+        let Some(mut sock) = conn.release() else {
+            return;
+        };
+        let _ = self.poll.registry().deregister(&mut sock);
+        drop(sock);
+        self.free.push(slot as u32);
+        self.open -= 1;
+        let c = &self.shared.counters[self.id];
+        WorkerCounters::sub(&c.open, 1);
+        if matches!(reason, CloseReason::Io | CloseReason::PeerAborted) {
+            WorkerCounters::add(&c.io_errors, 1);
+        }
+    }
+
+    /// Stops accepting; idle connections close now, busy ones after their current exchange.
+    fn begin_shutdown(&mut self, now: Instant) {
+        self.shutdown_deadline = Some(now + self.cfg.shutdown_grace);
+        if let Some(mut l) = self.listener.take() {
+            let _ = self.poll.registry().deregister(&mut l);
+        }
+        for slot in 0..self.conns.len() {
+            let conn = &mut self.conns[slot];
+            if conn.sock.is_none() {
+                continue;
+            }
+            if conn.is_idle() {
+                self.close(slot, CloseReason::Done);
+            }
+        }
+    }
+}
+
+/// `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`: the system, not the peer, is out of something.
+fn is_resource_exhaustion(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(23 | 24 | 105 | 12))
+}

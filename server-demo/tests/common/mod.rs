@@ -1,0 +1,226 @@
+//! Test helpers: start a server on port 0, and a tiny blocking HTTP/1.1 client over std
+//! `TcpStream` that parses responses (Content-Length or chunked) and keeps pipelined leftovers.
+#![allow(dead_code)]
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use server_demo::{Config, Server, ServerHandle};
+
+/// Generous: tests wait on events, never on exact timings.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A config for tests: port 0, two workers, small slabs, no eviction timer.
+pub fn config() -> Config {
+    Config {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        workers: 2,
+        max_conns: 256,
+        evict_interval: None,
+        ..Config::default()
+    }
+}
+
+pub fn start(c: Config) -> ServerHandle {
+    Server::start(c).expect("server starts")
+}
+
+pub fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    s.set_write_timeout(Some(TIMEOUT)).unwrap();
+    s.set_nodelay(true).unwrap();
+    s
+}
+
+/// Polls `cond` until it holds or `TIMEOUT` passes.
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub chunked: bool,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn closes(&self) -> bool {
+        self.header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"))
+    }
+}
+
+/// A connection plus the bytes received but not yet parsed.
+pub struct Client {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    pub fn new(addr: SocketAddr) -> Client {
+        Client {
+            stream: connect(addr),
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn from_stream(stream: TcpStream) -> Client {
+        stream.set_read_timeout(Some(TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(TIMEOUT)).unwrap();
+        Client {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("send");
+    }
+
+    fn fill(&mut self) -> io::Result<usize> {
+        let mut tmp = [0u8; 65536];
+        let n = self.stream.read(&mut tmp)?;
+        self.buf.extend_from_slice(&tmp[..n]);
+        Ok(n)
+    }
+
+    fn need(&mut self, n: usize) {
+        while self.buf.len() < n {
+            let got = self.fill().expect("read");
+            assert!(got > 0, "connection closed mid-response");
+        }
+    }
+
+    fn line(&mut self) -> String {
+        loop {
+            if let Some(i) = self.buf.windows(2).position(|w| w == b"\r\n") {
+                let line = String::from_utf8(self.buf[..i].to_vec()).unwrap();
+                self.buf.drain(..i + 2);
+                return line;
+            }
+            let got = self.fill().expect("read");
+            assert!(got > 0, "connection closed mid-line");
+        }
+    }
+
+    /// Reads one response head (interim 1xx responses included: call again).
+    pub fn head(&mut self) -> Response {
+        let status_line = self.line();
+        assert!(
+            status_line.starts_with("HTTP/1.1 "),
+            "status line: {status_line:?}"
+        );
+        let status = status_line[9..12].parse().unwrap();
+        let mut headers = Vec::new();
+        loop {
+            let l = self.line();
+            if l.is_empty() {
+                break;
+            }
+            let (n, v) = l.split_once(':').expect("header line");
+            headers.push((n.to_string(), v.trim().to_string()));
+        }
+        let chunked = headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v == "chunked");
+        Response {
+            status,
+            headers,
+            body: Vec::new(),
+            chunked,
+        }
+    }
+
+    /// Reads one complete response (skipping 100 Continue). `head_only` for HEAD requests.
+    pub fn response_to(&mut self, head_only: bool) -> Response {
+        let mut r = self.head();
+        while r.status == 100 {
+            r = self.head();
+        }
+        if head_only {
+            return r;
+        }
+        if r.chunked {
+            loop {
+                let size = self.line();
+                let size = usize::from_str_radix(size.split(';').next().unwrap(), 16).unwrap();
+                if size == 0 {
+                    assert_eq!(self.line(), "");
+                    break;
+                }
+                self.need(size + 2);
+                r.body.extend_from_slice(&self.buf[..size]);
+                assert_eq!(&self.buf[size..size + 2], b"\r\n");
+                self.buf.drain(..size + 2);
+            }
+        } else {
+            let len: usize = r
+                .header("content-length")
+                .expect("content-length")
+                .parse()
+                .unwrap();
+            self.need(len);
+            r.body = self.buf.drain(..len).collect();
+        }
+        r
+    }
+
+    pub fn response(&mut self) -> Response {
+        self.response_to(false)
+    }
+
+    /// Sends a request and reads its response.
+    pub fn request(&mut self, req: &[u8]) -> Response {
+        self.send(req);
+        self.response()
+    }
+
+    /// Asserts the server closes: EOF (or a reset) with nothing more to read.
+    pub fn expect_closed(&mut self) {
+        assert!(
+            self.buf.is_empty(),
+            "unexpected bytes: {:?}",
+            String::from_utf8_lossy(&self.buf)
+        );
+        let mut tmp = [0u8; 1024];
+        match self.stream.read(&mut tmp) {
+            Ok(0) => {}
+            Ok(n) => panic!(
+                "expected close, got {:?}",
+                String::from_utf8_lossy(&tmp[..n])
+            ),
+            Err(e) => assert!(
+                matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted
+                ),
+                "expected close, got {e}"
+            ),
+        }
+    }
+}
+
+pub const GET_PLAINTEXT: &[u8] = b"GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n";
+pub const GET_JSON: &[u8] = b"GET /json HTTP/1.1\r\nHost: t\r\n\r\n";
+pub const HELLO: &[u8] = b"Hello, World!";
+pub const HELLO_JSON: &[u8] = br#"{"message":"Hello, World!"}"#;
+
+/// Deterministic test payload.
+pub fn payload(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 251) as u8).collect()
+}

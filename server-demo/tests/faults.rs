@@ -1,0 +1,312 @@
+//! Faults and load: timeouts, max-conns, pool exhaustion and recovery, graceful shutdown,
+//! 64 concurrent clients, and churn (thousands of connections, some reset) leaving no block
+//! rented and RSS flat.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use common::*;
+use server_demo::PoolConfig;
+
+#[test]
+fn header_timeout_answers_408_and_closes() {
+    let mut cfg = config();
+    cfg.header_timeout = Duration::from_millis(150);
+    let server = start(cfg);
+    let mut c = Client::new(server.local_addr());
+    // Slowloris: a head that never completes, trickled so the idle timer would not fire.
+    c.send(b"GET /plaintext HTTP/1.1\r\n");
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(50));
+        if c.stream.write_all(b"X-A: b\r\n").is_err() {
+            break;
+        }
+    }
+    let r = c.response();
+    assert_eq!(r.status, 408);
+    assert!(r.closes());
+    c.expect_closed();
+    assert_eq!(server.stats().header_timeouts, 1);
+}
+
+#[test]
+fn idle_timeout_closes_quiet_connections() {
+    let mut cfg = config();
+    cfg.idle_timeout = Duration::from_millis(150);
+    let server = start(cfg);
+    // After a request.
+    let mut c = Client::new(server.local_addr());
+    assert_eq!(c.request(GET_PLAINTEXT).status, 200);
+    c.expect_closed();
+    // Never said anything.
+    let mut quiet = Client::new(server.local_addr());
+    quiet.expect_closed();
+    wait_until("idle connections closed", || {
+        server.stats().connections_open == 0
+    });
+    assert!(server.stats().idle_timeouts >= 2);
+    assert_eq!(server.stats().pool.rented_blocks, 0);
+}
+
+#[test]
+fn max_conns_closes_the_excess_at_once() {
+    let mut cfg = config();
+    cfg.workers = 1;
+    cfg.max_conns = 4;
+    let server = start(cfg);
+    let addr = server.local_addr();
+    let mut held: Vec<Client> = (0..4).map(|_| Client::new(addr)).collect();
+    for c in &mut held {
+        assert_eq!(c.request(GET_PLAINTEXT).status, 200);
+    }
+    let mut extra = Client::new(addr);
+    extra.expect_closed();
+    assert_eq!(server.stats().connections_rejected, 1);
+    // The held ones are unaffected, and a freed slot is usable again.
+    assert_eq!(held[0].request(GET_JSON).body, HELLO_JSON);
+    drop(held.pop());
+    wait_until("slot freed", || server.stats().connections_open == 3);
+    let mut again = Client::new(addr);
+    assert_eq!(again.request(GET_PLAINTEXT).body, HELLO);
+}
+
+#[test]
+fn pool_exhaustion_waits_and_recovers() {
+    let mut cfg = config();
+    cfg.workers = 1;
+    // Four 4 KiB blocks in all; the large class can never get a slab under this bound.
+    cfg.pool = PoolConfig {
+        blocks_per_slab: 4,
+        prealloc_slabs: 1,
+        max_bytes: 4 * 4096,
+        local_capacity: 2,
+    };
+    let server = start(cfg);
+    let addr = server.local_addr();
+    // Four partial heads hold the four blocks.
+    let mut hogs: Vec<Client> = (0..4).map(|_| Client::new(addr)).collect();
+    for h in &mut hogs {
+        h.send(b"GET /plaintext HTTP/1.1\r\nHost: t\r\n");
+    }
+    wait_until("hogs hold every block", || {
+        server.stats().pool.rented_blocks == 4
+    });
+    // This one must wait, not fail, not crash.
+    let mut waiting = Client::new(addr);
+    waiting.send(GET_PLAINTEXT);
+    wait_until("a pool wait", || server.stats().pool_waits > 0);
+    waiting
+        .stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    assert!(
+        waiting.stream.read(&mut b).is_err(),
+        "served without a block?"
+    );
+    waiting.stream.set_read_timeout(Some(TIMEOUT)).unwrap();
+    // One hog finishes its request: its blocks return, the waiter proceeds.
+    hogs[0].send(b"\r\n");
+    assert_eq!(hogs[0].response().body, HELLO);
+    assert_eq!(waiting.response().body, HELLO);
+    drop(hogs);
+    wait_until("everything returned", || {
+        let s = server.stats();
+        s.connections_open == 1 && s.pool.rented_blocks == 0
+    });
+    assert!(
+        server.stats().pool.allocated_bytes <= 4 * 4096,
+        "pool grew past its bound"
+    );
+    assert_eq!(waiting.request(GET_JSON).body, HELLO_JSON);
+}
+
+#[test]
+fn graceful_shutdown_finishes_in_flight_and_stops_accepting() {
+    let server = start(config());
+    let addr = server.local_addr();
+    let mut idle = Client::new(addr);
+    assert_eq!(idle.request(GET_PLAINTEXT).status, 200);
+    let mut busy = Client::new(addr);
+    busy.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhello");
+    wait_until("both requests seen", || server.stats().requests == 2);
+    server.shutdown();
+    idle.expect_closed();
+    // The exchange in flight completes after shutdown began...
+    busy.send(b"world");
+    let r = busy.response();
+    assert_eq!((r.status, &r.body[..]), (200, &b"helloworld"[..]));
+    // ...and then the connection closes.
+    busy.expect_closed();
+    let summary = server.join().expect("clean exit");
+    assert_eq!(summary.stats.requests, 2);
+    assert_eq!(summary.stats.connections_open, 0);
+    assert_eq!(summary.stats.pool.rented_blocks, 0);
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "still accepting after shutdown"
+    );
+}
+
+#[test]
+fn sixty_four_concurrent_clients() {
+    let server = start(config());
+    let addr = server.local_addr();
+    let threads: Vec<_> = (0..64)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut c = Client::new(addr);
+                for j in 0..25 {
+                    if (i + j) % 3 == 0 {
+                        let body = format!("client {i} request {j}");
+                        let req = format!(
+                            "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        assert_eq!(c.request(req.as_bytes()).body, body.as_bytes());
+                    } else {
+                        assert_eq!(c.request(GET_PLAINTEXT).body, HELLO);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let s = server.stats();
+    assert_eq!(s.requests, 64 * 25);
+    assert_eq!(s.connections_accepted, 64);
+}
+
+#[test]
+fn accept_one_mode_serves_everyone() {
+    let mut cfg = config();
+    cfg.workers = 1;
+    cfg.accept_batch = 1;
+    let server = start(cfg);
+    let addr = server.local_addr();
+    let threads: Vec<_> = (0..32)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Client::new(addr);
+                for _ in 0..5 {
+                    assert_eq!(c.request(GET_JSON).body, HELLO_JSON);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(server.stats().requests, 32 * 5);
+}
+
+#[test]
+fn idle_keep_alive_connections_hold_no_blocks() {
+    let mut cfg = config();
+    cfg.max_conns = 1000;
+    let server = start(cfg);
+    let addr = server.local_addr();
+    let clients: Vec<Client> = (0..500)
+        .map(|_| {
+            let mut c = Client::new(addr);
+            assert_eq!(c.request(GET_PLAINTEXT).body, HELLO);
+            c
+        })
+        .collect();
+    wait_until("all idle, no block rented", || {
+        let s = server.stats();
+        s.connections_open == 500 && s.pool.rented_blocks == 0
+    });
+    drop(clients);
+}
+
+/// One client's worth of churn: mostly good exchanges, some resets, half-closes and garbage.
+fn churn_round(addr: SocketAddr, threads: usize, per_thread: usize) {
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            std::thread::spawn(move || {
+                for i in 0..per_thread {
+                    let mut c = Client::new(addr);
+                    match (t + i) % 6 {
+                        // Reset mid-request (RST via SO_LINGER 0).
+                        0 => {
+                            c.send(
+                                b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc",
+                            );
+                            socket2::SockRef::from(&c.stream)
+                                .set_linger(Some(Duration::ZERO))
+                                .unwrap();
+                        }
+                        // Garbage: 400 and close.
+                        1 => {
+                            c.send(b"\x00\x01garbage\r\n\r\n");
+                            assert_eq!(c.response().status, 400);
+                        }
+                        // Pipelined, then gone without reading.
+                        2 => c.send(&GET_JSON.repeat(8)),
+                        // Half-close after the request.
+                        3 => {
+                            c.send(GET_PLAINTEXT);
+                            c.stream.shutdown(std::net::Shutdown::Write).unwrap();
+                            assert_eq!(c.response().body, HELLO);
+                        }
+                        // Good keep-alive exchanges.
+                        _ => {
+                            for _ in 0..3 {
+                                assert_eq!(c.request(GET_PLAINTEXT).body, HELLO);
+                            }
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn churn_leaves_no_block_rented_and_rss_flat() {
+    let mut cfg = config();
+    cfg.idle_timeout = Duration::from_secs(2);
+    let server = start(cfg);
+    let addr = server.local_addr();
+    let mut rss = Vec::new();
+    for round in 0..4 {
+        churn_round(addr, 8, 150);
+        // Every connection accepted (a reset one may still sit in the backlog when its
+        // client thread is done), then all closed and every block back.
+        wait_until("all churned connections accepted and closed", || {
+            let s = server.stats();
+            s.connections_accepted == 1200 * (round + 1)
+                && s.connections_open == 0
+                && s.pool.rented_blocks == 0
+        });
+        rss.push(rss_kib());
+    }
+    let s = server.stats();
+    assert_eq!(s.pool.rented_blocks, 0);
+    assert!(s.io_errors > 0, "resets were seen: {s:?}");
+    // Round 1 warms everything up; later rounds must not grow the process.
+    let growth = rss[3].saturating_sub(rss[1]);
+    assert!(
+        growth < 4096,
+        "RSS grew by {growth} KiB across rounds: {rss:?}"
+    );
+    eprintln!("churn: 4800 connections, RSS after each round (KiB): {rss:?}; {s:?}");
+}
