@@ -35,9 +35,15 @@ fn check_home(block: FreeBlock, slab: &Slab) -> u32 {
     slab.index_of(block.ptr)
 }
 
-pub(crate) fn on_rent(block: FreeBlock) {
+pub(crate) fn on_rent(block: FreeBlock, block_size: usize) {
     // SAFETY: the block is owned by the caller, so its slab is live.
     let slab = unsafe { block.slab.as_ref() };
+    assert_eq!(
+        slab.block_size(),
+        block_size,
+        "bufslab debug: block {:p} handed out by the wrong class",
+        block.ptr
+    );
     let i = check_home(block, slab);
     let before = slab.state(i).swap(RENTED, Ordering::AcqRel);
     assert_eq!(

@@ -205,9 +205,10 @@ impl<F: FreeList> LocalCache<F> {
     /// when empty, growing the pool as [`Pool::get`] does.
     #[inline]
     pub fn get(&self, len: usize) -> Result<PoolBuf, Error> {
-        let c = self.pool.shared().class_for(len)?;
+        let shared = self.pool.shared();
+        let c = shared.class_for(len)?;
         match self.local().pop(c) {
-            Some(block) => Ok(PoolBuf::rent(block)),
+            Some(block) => Ok(PoolBuf::rent(block, shared.classes[c].block_size)),
             None => self.refill(c, true),
         }
     }
@@ -216,9 +217,10 @@ impl<F: FreeList> LocalCache<F> {
     /// neither the stash nor the shared free list has a block.
     #[inline]
     pub fn try_get(&self, len: usize) -> Result<PoolBuf, Error> {
-        let c = self.pool.shared().class_for(len)?;
+        let shared = self.pool.shared();
+        let c = shared.class_for(len)?;
         match self.local().pop(c) {
-            Some(block) => Ok(PoolBuf::rent(block)),
+            Some(block) => Ok(PoolBuf::rent(block, shared.classes[c].block_size)),
             None => self.refill(c, false),
         }
     }
@@ -240,7 +242,7 @@ impl<F: FreeList> LocalCache<F> {
         if got > 0 {
             class.note_taken(got);
             if let Some(block) = local.pop(c) {
-                return Ok(PoolBuf::rent(block));
+                return Ok(PoolBuf::rent(block, class.block_size));
             }
         }
         shared.take(c, grow)

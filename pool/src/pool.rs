@@ -320,7 +320,7 @@ impl<F: FreeList> Shared<F> {
         match class.free.pop() {
             Some(block) => {
                 class.note_taken(1);
-                Ok(PoolBuf::rent(block))
+                Ok(PoolBuf::rent(block, class.block_size))
             }
             None => self.take_slow(c, grow),
         }
@@ -331,7 +331,7 @@ impl<F: FreeList> Shared<F> {
         // Blocks this thread returned while it has a cache of the pool are parked there: use
         // them before growing or failing.
         if let Some(block) = crate::local_cache::take_local(Arc::as_ptr(self).cast(), c) {
-            return Ok(PoolBuf::rent(block));
+            return Ok(PoolBuf::rent(block, self.classes[c].block_size));
         }
         let class = &self.classes[c];
         let mut slabs = class.slabs.lock();
@@ -339,7 +339,7 @@ impl<F: FreeList> Shared<F> {
         if let Some(block) = class.free.pop() {
             drop(slabs);
             class.note_taken(1);
-            return Ok(PoolBuf::rent(block));
+            return Ok(PoolBuf::rent(block, class.block_size));
         }
         class.misses.fetch_add(1, Ordering::Relaxed);
         if !grow {
@@ -355,7 +355,7 @@ impl<F: FreeList> Shared<F> {
         };
         drop(slabs);
         class.note_taken(1);
-        Ok(PoolBuf::rent(first))
+        Ok(PoolBuf::rent(first, class.block_size))
     }
 
     /// Allocates and registers a slab for class `c`; its blocks are not yet in the free list.
