@@ -21,14 +21,12 @@ fn pool_benches(c: &mut Criterion) {
     // Every single-thread scenario runs the same five contenders.
     macro_rules! single_thread {
         ($group:literal, $scenario:ident) => {{
-            let local_queue = cached_queue.local_cache();
-            let local_stack = cached_stack.local_cache();
             let mut g = c.benchmark_group($group);
             $scenario(&mut g, "stash", &Stash);
-            $scenario(&mut g, "queue", &Shared(queue.clone()));
-            $scenario(&mut g, "stack", &Shared(stack.clone()));
-            $scenario(&mut g, "local_queue", &Local(local_queue));
-            $scenario(&mut g, "local_stack", &Local(local_stack));
+            $scenario(&mut g, "queue", &shared(&queue));
+            $scenario(&mut g, "stack", &shared(&stack));
+            $scenario(&mut g, "local_queue", &local(&cached_queue));
+            $scenario(&mut g, "local_stack", &local(&cached_stack));
             g.finish();
         }};
     }
@@ -38,19 +36,19 @@ fn pool_benches(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("two_threads");
     two_threads(&mut g, "stash", || Stash);
-    two_threads(&mut g, "queue", || Shared(queue.clone()));
-    two_threads(&mut g, "stack", || Shared(stack.clone()));
-    two_threads(&mut g, "local_queue", || Local(cached_queue.local_cache()));
-    two_threads(&mut g, "local_stack", || Local(cached_stack.local_cache()));
+    two_threads(&mut g, "queue", || shared(&queue));
+    two_threads(&mut g, "stack", || shared(&stack));
+    two_threads(&mut g, "local_queue", || local(&cached_queue));
+    two_threads(&mut g, "local_stack", || local(&cached_stack));
     g.finish();
 
     // The consumer thread has no cache: every block takes the remote-return path.
     let mut g = c.benchmark_group("cross_thread");
     channel_only(&mut g);
-    cross_thread(&mut g, "queue", || Shared(queue.clone()));
-    cross_thread(&mut g, "stack", || Shared(stack.clone()));
-    cross_thread(&mut g, "local_queue", || Local(cached_queue.local_cache()));
-    cross_thread(&mut g, "local_stack", || Local(cached_stack.local_cache()));
+    cross_thread(&mut g, "queue", || shared(&queue));
+    cross_thread(&mut g, "stack", || shared(&stack));
+    cross_thread(&mut g, "local_queue", || local(&cached_queue));
+    cross_thread(&mut g, "local_stack", || local(&cached_stack));
     g.finish();
 }
 

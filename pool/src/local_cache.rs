@@ -205,23 +205,23 @@ impl<F: FreeList> LocalCache<F> {
     /// when empty, growing the pool as [`Pool::get`] does.
     #[inline]
     pub fn get(&self, len: usize) -> Result<PoolBuf, Error> {
-        let shared = self.pool.shared();
-        let c = shared.class_for(len)?;
-        match self.local().pop(c) {
-            Some(block) => Ok(PoolBuf::rent(block, shared.classes[c].block_size)),
-            None => self.refill(c, true),
-        }
+        self.rent(len, true)
     }
 
     /// Like [`get`](Self::get), but never allocates a slab: fails with [`Error::Empty`] when
     /// neither the stash nor the shared free list has a block.
     #[inline]
     pub fn try_get(&self, len: usize) -> Result<PoolBuf, Error> {
+        self.rent(len, false)
+    }
+
+    #[inline]
+    fn rent(&self, len: usize, grow: bool) -> Result<PoolBuf, Error> {
         let shared = self.pool.shared();
         let c = shared.class_for(len)?;
         match self.local().pop(c) {
             Some(block) => Ok(PoolBuf::rent(block, shared.classes[c].block_size)),
-            None => self.refill(c, false),
+            None => self.refill(c, grow),
         }
     }
 

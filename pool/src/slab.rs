@@ -142,6 +142,7 @@ impl Slab {
         }
     }
 
+    #[cfg(feature = "debug")]
     pub(crate) fn block_size(&self) -> usize {
         self.block_size
     }

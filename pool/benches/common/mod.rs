@@ -10,11 +10,14 @@ use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bufslab::{FreeList, LocalCache, Pool, PoolBuf};
+use bufslab::{FreeList, Pool, PoolBuf};
 use bytes::BufMut;
 use criterion::{BenchmarkGroup, Criterion, Throughput};
 
 pub const BLOCK: usize = 4096;
+
+/// A criterion group measuring wall time.
+pub type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
 pub const BURST: usize = 256;
 
 /// Something that hands out 4 KiB buffers.
@@ -78,45 +81,35 @@ impl Source for Stash {
     }
 }
 
-/// The shared pool, no local cache.
-pub struct Shared<F: FreeList>(pub Pool<F>);
-/// A thread's local cache of the pool.
-pub struct Local<F: FreeList>(pub LocalCache<F>);
+/// A pool source: `Pooled(|| pool.get(BLOCK))` for the shared path, or the same over a
+/// `LocalCache` for the per-thread path.
+pub struct Pooled<G>(pub G);
 
-fn touch_buf(buf: &mut PoolBuf) {
-    buf.put_u8(1);
-}
-
-fn fill_buf(buf: &mut PoolBuf) {
-    let n = buf.spare_capacity();
-    buf.spare_mut().fill(1);
-    buf.commit(n);
-}
-
-impl<F: FreeList> Source for Shared<F> {
+impl<G: Fn() -> Result<PoolBuf, bufslab::Error>> Source for Pooled<G> {
     type Buf = PoolBuf;
     fn get(&self) -> PoolBuf {
-        self.0.get(BLOCK).expect("bench pool is large enough")
+        (self.0)().expect("bench pool is large enough")
     }
     fn touch(buf: &mut PoolBuf) {
-        touch_buf(buf)
+        buf.put_u8(1);
     }
     fn fill(buf: &mut PoolBuf) {
-        fill_buf(buf)
+        let n = buf.spare_capacity();
+        buf.spare_mut().fill(1);
+        buf.commit(n);
     }
 }
 
-impl<F: FreeList> Source for Local<F> {
-    type Buf = PoolBuf;
-    fn get(&self) -> PoolBuf {
-        self.0.get(BLOCK).expect("bench pool is large enough")
-    }
-    fn touch(buf: &mut PoolBuf) {
-        touch_buf(buf)
-    }
-    fn fill(buf: &mut PoolBuf) {
-        fill_buf(buf)
-    }
+/// The shared path of `pool`.
+pub fn shared<F: FreeList>(pool: &Pool<F>) -> Pooled<impl Fn() -> Result<PoolBuf, bufslab::Error>> {
+    let pool = pool.clone();
+    Pooled(move || pool.get(BLOCK))
+}
+
+/// A local cache of `pool` for the calling thread.
+pub fn local<F: FreeList>(pool: &Pool<F>) -> Pooled<impl Fn() -> Result<PoolBuf, bufslab::Error>> {
+    let cache = pool.local_cache();
+    Pooled(move || cache.get(BLOCK))
 }
 
 /// A pool big enough for every scenario, with everything it needs preallocated.
@@ -141,41 +134,27 @@ pub fn config() -> Criterion {
 }
 
 /// get, touch one byte, drop: the per-request pattern.
-pub fn get_touch_put<S: Source>(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    src: &S,
-) {
-    group.bench_function(name, |b| {
-        b.iter(|| {
-            let mut buf = src.get();
-            S::touch(&mut buf);
-            black_box(&buf);
-        })
-    });
+pub fn get_touch_put<S: Source>(group: &mut Group<'_>, name: &str, src: &S) {
+    get_write_put(group, name, src, S::touch);
 }
 
 /// get, write the whole block, drop: where a cache-hot block should pay off.
-pub fn get_fill_put<S: Source>(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    src: &S,
-) {
+pub fn get_fill_put<S: Source>(group: &mut Group<'_>, name: &str, src: &S) {
+    get_write_put(group, name, src, S::fill);
+}
+
+fn get_write_put<S: Source>(group: &mut Group<'_>, name: &str, src: &S, write: fn(&mut S::Buf)) {
     group.bench_function(name, |b| {
         b.iter(|| {
             let mut buf = src.get();
-            S::fill(&mut buf);
+            write(&mut buf);
             black_box(&buf);
         })
     });
 }
 
 /// 256 gets, then all 256 dropped. Throughput is per block.
-pub fn burst<S: Source>(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    src: &S,
-) {
+pub fn burst<S: Source>(group: &mut Group<'_>, name: &str, src: &S) {
     group.throughput(Throughput::Elements(BURST as u64));
     let mut held = Vec::with_capacity(BURST);
     group.bench_function(name, |b| {
@@ -192,11 +171,7 @@ pub fn burst<S: Source>(
 
 /// Two threads each doing get+touch+put on their own source made by `make` (e.g. sharing one
 /// pool). Reports the slower thread's time per op.
-pub fn two_threads<S: Source, M: Fn() -> S + Sync>(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    make: M,
-) {
+pub fn two_threads<S: Source, M: Fn() -> S + Sync>(group: &mut Group<'_>, name: &str, make: M) {
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
             let barrier = Barrier::new(2);
@@ -224,11 +199,7 @@ pub fn two_threads<S: Source, M: Fn() -> S + Sync>(
 
 /// A buffer got on one thread, sent through a bounded channel, dropped on another thread.
 /// `make` builds the producer's source on the producer thread.
-pub fn cross_thread<S: Source, M: Fn() -> S + Sync>(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    make: M,
-) {
+pub fn cross_thread<S: Source, M: Fn() -> S + Sync>(group: &mut Group<'_>, name: &str, make: M) {
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
             let (tx, rx) = sync_channel::<S::Buf>(256);
@@ -254,7 +225,7 @@ pub fn cross_thread<S: Source, M: Fn() -> S + Sync>(
 }
 
 /// The channel hand-off alone (a `usize`), to subtract from `cross_thread`.
-pub fn channel_only(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+pub fn channel_only(group: &mut Group<'_>) {
     group.bench_function("channel_only", |b| {
         b.iter_custom(|iters| {
             let (tx, rx) = sync_channel::<u64>(256);
