@@ -150,8 +150,10 @@ pub(crate) enum Blocked {
 enum BodyUse {
     /// `/echo` with Content-Length: copy the data through.
     EchoLength,
-    /// `/echo` with chunked framing: re-chunk the data as it is decoded.
-    EchoChunked,
+    /// `/echo` with chunked framing: re-chunk the data as it is decoded. The 200 head waits
+    /// (`Some`) for the first decoded bytes, so a body that passes `--max-body` before any
+    /// data went out still gets its 413.
+    EchoChunked(Option<Persist>),
     /// Anything else: skip it without looking.
     Skip,
 }
@@ -529,6 +531,12 @@ impl Conn {
     /// Answers a framing error: the status, `Connection: close`, and nothing after it is
     /// served, since the request boundaries can no longer be trusted.
     fn answer_error(&mut self, env: &mut Env<'_>, status: u16) -> Result<(), Stop> {
+        WorkerCounters::add(&env.counters.requests, 1);
+        self.refuse(env, status)
+    }
+
+    /// Writes an error response for the current request (already counted), then closes.
+    fn refuse(&mut self, env: &mut Env<'_>, status: u16) -> Result<(), Stop> {
         let out = self.out.reserve(env.cache, routes::HEAD_ROOM + 64)?;
         let r = Reply {
             date: env.date,
@@ -536,7 +544,6 @@ impl Conn {
             head_only: false,
         };
         routes::error(out, &r, status, None);
-        WorkerCounters::add(&env.counters.requests, 1);
         WorkerCounters::add(&env.counters.bad_requests, 1);
         self.rbuf = None;
         self.phase = Phase::Closing;
@@ -598,11 +605,18 @@ impl Conn {
                     BodyFraming::Length(n) => Some(n),
                     BodyFraming::Chunked => None,
                 };
-                routes::echo_head(out, &r, len, info.expect_continue && has_body);
-                using = if len.is_some() {
-                    BodyUse::EchoLength
-                } else {
-                    BodyUse::EchoChunked
+                let expect_continue = info.expect_continue && has_body;
+                using = match len {
+                    Some(_) => {
+                        routes::echo_head(out, &r, len, expect_continue);
+                        BodyUse::EchoLength
+                    }
+                    None => {
+                        if expect_continue {
+                            routes::continue_100(out);
+                        }
+                        BodyUse::EchoChunked(Some(r.persist))
+                    }
                 };
             }
         }
@@ -649,19 +663,42 @@ impl Conn {
                 }
                 done
             }
-            BodyUse::EchoLength | BodyUse::EchoChunked => {
+            BodyUse::EchoLength | BodyUse::EchoChunked(_) => {
                 // Feed the decoder only as much input as the output block can take, so the
                 // decoded data always fits (chunk framing costs at most 24 bytes).
-                let out = self.out.reserve(env.cache, 64)?;
-                let room = out.spare_capacity() - 32;
+                // Room for the deferred 200 head, when it is still to be written.
+                let head_room = match using {
+                    BodyUse::EchoChunked(Some(_)) => routes::HEAD_ROOM,
+                    _ => 0,
+                };
+                let out = self.out.reserve(env.cache, 64 + head_room)?;
+                let room = out.spare_capacity() - 32 - head_room;
                 let input = rb.get(..rb.len().min(room)).unwrap_or_default();
                 let step = decoder.decode(input).map_err(|_| CloseReason::BadBody)?;
                 *received += step.data.len() as u64;
                 if *received > env.max_body {
+                    if let BodyUse::EchoChunked(Some(_)) = using {
+                        // Nothing of the response is out yet: refuse it properly.
+                        self.rbuf = None;
+                        return self.refuse(env, 413);
+                    }
                     // The 200 head is on its way; all we can do is cut the response short.
                     return Err(CloseReason::BadBody.into());
                 }
-                if *using == BodyUse::EchoChunked {
+                if let BodyUse::EchoChunked(head) = using {
+                    let pending = if step.data.is_empty() && !step.done {
+                        None
+                    } else {
+                        head.take()
+                    };
+                    if let Some(persist) = pending {
+                        let r = Reply {
+                            date: env.date,
+                            persist,
+                            head_only: false,
+                        };
+                        routes::echo_head(out, &r, None, false);
+                    }
                     write_chunk(out, step.data);
                     if step.done {
                         write_last_chunk(out);

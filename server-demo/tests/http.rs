@@ -268,6 +268,15 @@ fn each_error_status_closes_and_serves_nothing_after() {
             413,
             b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n".to_vec(),
         ),
+        // A chunked body over the limit before any of the echo went out.
+        (
+            413,
+            format!(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n{}\r\n0\r\n\r\n",
+                "c".repeat(2000)
+            )
+            .into_bytes(),
+        ),
         (414, long_target.into_bytes()),
         (431, big_header.into_bytes()),
         (
@@ -295,7 +304,7 @@ fn each_error_status_closes_and_serves_nothing_after() {
         assert!(r.closes(), "{status} must say Connection: close");
         c.expect_closed();
     }
-    assert!(server.stats().bad_requests >= 9);
+    assert!(server.stats().bad_requests >= 10);
 }
 
 #[test]
