@@ -49,12 +49,12 @@ pub(crate) mod sealed {
                 self.push(block);
             }
         }
-        /// Moves up to `max` blocks into `out` (which has room); returns how many.
-        fn pop_batch(&self, out: &mut Vec<FreeBlock>, max: usize) -> usize {
+        /// Fills the front of `out` with as many blocks as it can take; returns how many.
+        fn pop_batch(&self, out: &mut [FreeBlock]) -> usize {
             let mut n = 0;
-            while n < max {
+            for slot in out.iter_mut() {
                 match self.pop() {
-                    Some(block) => out.push(block),
+                    Some(block) => *slot = block,
                     None => break,
                 }
                 n += 1;

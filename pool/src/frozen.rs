@@ -9,12 +9,22 @@ use bytes::Buf;
 
 use crate::slab::{FreeBlock, Slab};
 
-/// Returns a block to its pool: this thread's cache of the pool if it has one, else the pool's
-/// shared free list.
+/// Returns a block to its pool: this thread's cache of the pool if it has one and room, else
+/// the slow path.
 #[inline]
 pub(crate) fn give_back(block: FreeBlock) {
     #[cfg(feature = "debug")]
     crate::debug::on_return(block);
+    if !crate::local_cache::park(block) {
+        give_back_slow(block);
+    }
+}
+
+/// A full cache (flush half of it, then park) or no cache at all (the shared free list). Kept
+/// out of line so the fast path above needs no stack frame.
+#[cold]
+#[inline(never)]
+fn give_back_slow(block: FreeBlock) {
     // SAFETY: the caller owns the block, so its slab is live.
     let slab = unsafe { block.slab.as_ref() };
     let (pool, class) = (slab.pool(), slab.class());

@@ -36,63 +36,114 @@ struct Local {
     next: Cell<*const Local>,
     /// `LocalCache` handles sharing this state.
     refs: Cell<usize>,
-    stashes: Box<[Stash]>,
-    /// Stash lengths for `Pool::stats`; written only by the owner, so plain stores suffice.
-    published: Arc<[AtomicUsize]>,
+    /// One stash per class, also registered with the pool for `Pool::stats`.
+    stashes: Arc<[Stash]>,
 }
 
-struct Stash {
-    blocks: UnsafeCell<Vec<FreeBlock>>,
-    /// The most blocks kept; half of it moves at each refill or flush.
-    capacity: usize,
+/// A fixed-capacity stack of free blocks of one class.
+pub(crate) struct Stash {
+    /// Blocks parked. Only the owning thread writes it (plain loads and stores, no
+    /// read-modify-write); `Pool::stats` reads it from any thread.
+    len: AtomicUsize,
+    /// `slots[..len]` are the parked blocks; the rest are stale copies or placeholders.
+    slots: UnsafeCell<Box<[FreeBlock]>>,
+}
+
+// SAFETY: other threads only ever read `len`, an atomic; `slots` is touched by the owning thread
+// alone (`Local` is reached only through a `!Send` `LocalCache` or that thread's list).
+unsafe impl Sync for Stash {}
+
+impl Stash {
+    fn new(capacity: usize) -> Self {
+        Stash {
+            len: AtomicUsize::new(0),
+            slots: UnsafeCell::new(vec![FreeBlock::EMPTY; capacity].into_boxed_slice()),
+        }
+    }
+
+    /// Blocks parked now; any thread may ask.
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// The slots.
+    ///
+    /// # Safety
+    /// Only the owning thread calls this, and no other reference to the slots is live: none of
+    /// the pool's code called while one is held re-enters the cache.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slots(&self) -> &mut [FreeBlock] {
+        // SAFETY: the caller guarantees exclusive access on the owning thread.
+        unsafe { &mut *self.slots.get() }
+    }
 }
 
 impl Local {
-    /// The stash of class `c`.
-    ///
-    /// # Safety
-    /// Only the owning thread calls this, and no other reference to the stash is live: none of
-    /// the pool's code called while one is held re-enters the cache.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn stash(&self, c: usize) -> &mut Vec<FreeBlock> {
-        // SAFETY: the caller guarantees exclusive access on the owning thread.
-        unsafe { &mut *self.stashes[c].blocks.get() }
-    }
-
     #[inline]
     fn pop(&self, c: usize) -> Option<FreeBlock> {
-        // SAFETY: `Local` is reached only through a `!Send` `LocalCache` or this thread's list,
-        // and the borrow ends within this function.
-        let stash = unsafe { self.stash(c) };
-        let block = stash.pop();
-        self.published[c].store(stash.len(), Ordering::Relaxed);
-        block
+        let stash = &self.stashes[c];
+        let len = stash.len.load(Ordering::Relaxed).checked_sub(1)?;
+        // SAFETY: owning thread (see `Stash`); the borrow ends here.
+        let block = *unsafe { stash.slots() }.get(len)?;
+        stash.len.store(len, Ordering::Relaxed);
+        Some(block)
     }
 
     /// Parks a returned block; `false` (block not taken) when caching is off.
     #[inline]
     fn push(&self, c: usize, block: FreeBlock) -> bool {
-        let capacity = self.stashes[c].capacity;
-        if capacity == 0 {
+        let stash = &self.stashes[c];
+        // SAFETY: owning thread; the flush goes to the shared free list, never back here.
+        let slots = unsafe { stash.slots() };
+        let mut len = stash.len.load(Ordering::Relaxed);
+        if len >= slots.len() {
+            if slots.is_empty() {
+                return false;
+            }
+            len = self.flush_half(c, &slots[..len]);
+        }
+        let Some(slot) = slots.get_mut(len) else {
             return false;
-        }
-        // SAFETY: as in `pop`; the flush below goes to the shared free list, never back here.
-        let stash = unsafe { self.stash(c) };
-        if stash.len() >= capacity {
-            self.flush_half(c, stash);
-        }
-        stash.push(block);
-        self.published[c].store(stash.len(), Ordering::Relaxed);
+        };
+        *slot = block;
+        stash.len.store(len + 1, Ordering::Relaxed);
         true
     }
 
+    /// Gives the newer half of a full stash back to the pool; returns the length left.
     #[cold]
-    fn flush_half(&self, c: usize, stash: &mut Vec<FreeBlock>) {
-        let keep = self.stashes[c].capacity / 2;
-        // SAFETY: the blocks are this stash's, given up by the truncate below; the cache holds a
-        // pool handle, so the pool is live and not closed.
-        unsafe { (self.home.put)(self.pool, c, &stash[keep..]) };
-        stash.truncate(keep);
+    fn flush_half(&self, c: usize, parked: &[FreeBlock]) -> usize {
+        let keep = parked.len() / 2;
+        // SAFETY: the blocks are this stash's and the caller drops them from it; the cache
+        // holds a pool handle, so the pool is live and not closed.
+        unsafe { (self.home.put)(self.pool, c, &parked[keep..]) };
+        keep
+    }
+}
+
+/// Parks a block in this thread's cache of its pool if there is one with room: the fast path of
+/// every return, with no call and no flush.
+#[inline]
+pub(crate) fn park(block: FreeBlock) -> bool {
+    // SAFETY: the caller owns the block, so its slab is live.
+    let slab = unsafe { block.slab.as_ref() };
+    let Some(local) = find_local(slab.pool()) else {
+        return false;
+    };
+    // SAFETY: listed `Local`s are live and owned by this thread.
+    let local = unsafe { local.as_ref() };
+    let Some(stash) = local.stashes.get(slab.class()) else {
+        return false;
+    };
+    let len = stash.len.load(Ordering::Relaxed);
+    // SAFETY: owning thread (see `Stash`); the borrow ends here.
+    match unsafe { stash.slots() }.get_mut(len) {
+        Some(slot) => {
+            *slot = block;
+            stash.len.store(len + 1, Ordering::Relaxed);
+            true
+        }
+        None => false,
     }
 }
 
@@ -169,23 +220,18 @@ impl<F: FreeList> LocalCache<F> {
             };
         }
         let shared = pool.shared();
-        let classes = shared.classes.len();
-        let published: Arc<[AtomicUsize]> = (0..classes).map(|_| AtomicUsize::new(0)).collect();
-        shared.locals.lock().push(published.clone());
+        let stashes: Arc<[Stash]> = shared
+            .classes
+            .iter()
+            .map(|class| Stash::new(class.local_capacity))
+            .collect();
+        shared.locals.lock().push(stashes.clone());
         let local = Box::new(Local {
             pool: id,
             home: shared.home(),
             next: Cell::new(HEAD.with(Cell::get)),
             refs: Cell::new(1),
-            stashes: shared
-                .classes
-                .iter()
-                .map(|class| Stash {
-                    blocks: UnsafeCell::new(Vec::with_capacity(class.local_capacity)),
-                    capacity: class.local_capacity,
-                })
-                .collect(),
-            published,
+            stashes,
         });
         let local = NonNull::from(Box::leak(local));
         HEAD.with(|head| head.set(local.as_ptr()));
@@ -235,12 +281,15 @@ impl<F: FreeList> LocalCache<F> {
         let shared = self.pool.shared();
         let class = &shared.classes[c];
         let local = self.local();
-        let want = local.stashes[c].capacity.div_ceil(2);
-        // SAFETY: owning thread, and `pop_batch` does not re-enter the cache. The stash is
-        // empty and has room for `capacity` blocks, so this never reallocates.
-        let got = class.free.pop_batch(unsafe { local.stash(c) }, want);
+        let stash = &local.stashes[c];
+        // SAFETY: owning thread, and `pop_batch` does not re-enter the cache.
+        let slots = unsafe { stash.slots() };
+        // Half full: room to park returns before the next flush.
+        let want = slots.len().div_ceil(2);
+        let got = class.free.pop_batch(&mut slots[..want]);
         if got > 0 {
             class.note_taken(got);
+            stash.len.store(got, Ordering::Relaxed);
             if let Some(block) = local.pop(c) {
                 return Ok(PoolBuf::rent(block, class.block_size));
             }
@@ -285,21 +334,22 @@ impl<F: FreeList> Drop for LocalCache<F> {
                 p = l.next.get();
             }
         });
-        for c in 0..local.stashes.len() {
-            // SAFETY: owning thread; the stash is unlinked, so no return can reach it now.
-            let stash = unsafe { local.stash(c) };
-            if !stash.is_empty() {
-                // SAFETY: the blocks are the stash's, given up by the clear below; `self.pool`
-                // is still a live handle.
-                unsafe { (local.home.put)(local.pool, c, stash) };
-                stash.clear();
+        for (c, stash) in local.stashes.iter().enumerate() {
+            // SAFETY: owning thread; the cache is unlinked, so no return can reach it now.
+            let slots = unsafe { stash.slots() };
+            let parked = &slots[..stash.len()];
+            if !parked.is_empty() {
+                // SAFETY: the blocks are the stash's and it forgets them below; `self.pool` is
+                // still a live handle.
+                unsafe { (local.home.put)(local.pool, c, parked) };
+                stash.len.store(0, Ordering::Relaxed);
             }
         }
         self.pool
             .shared()
             .locals
             .lock()
-            .retain(|p| !Arc::ptr_eq(p, &local.published));
+            .retain(|p| !Arc::ptr_eq(p, &local.stashes));
         // SAFETY: made by `Box::leak` in `new`, unlinked above, and this was the last handle.
         drop(unsafe { Box::from_raw(self.local.as_ptr()) });
     }

@@ -11,7 +11,7 @@ use crate::buf::PoolBuf;
 use crate::config::{Builder, ClassConfig};
 use crate::error::{ConfigError, Error};
 use crate::free_list::{DefaultFreeList, FreeList};
-use crate::local_cache::LocalCache;
+use crate::local_cache::{LocalCache, Stash};
 use crate::out_count::OutCount;
 use crate::slab::{FreeBlock, HomeVTable, Slab};
 use crate::stats::{ClassStats, Stats};
@@ -33,8 +33,8 @@ pub(crate) struct Shared<F> {
     /// `Pool` handles and local caches; the pool closes when it reaches zero.
     handles: AtomicUsize,
     evict_share: f64,
-    /// Each live local cache's published stash lengths, one per class, for `stats`.
-    pub(crate) locals: Mutex<Vec<Arc<[AtomicUsize]>>>,
+    /// Each live local cache's stashes, one per class, for `stats`.
+    pub(crate) locals: Mutex<Vec<Arc<[Stash]>>>,
 }
 
 // SAFETY: the raw slab pointers inside are owned by the pool and reached only under the class
@@ -304,6 +304,10 @@ impl<F: FreeList> Shared<F> {
 
     #[inline]
     pub(crate) fn class_for(&self, len: usize) -> Result<usize, Error> {
+        // Most requests fit the smallest class: one compare.
+        if self.classes.first().is_some_and(|c| len <= c.block_size) {
+            return Ok(0);
+        }
         match self.classes.iter().position(|c| c.block_size >= len) {
             Some(c) => Ok(c),
             None => Err(Error::TooLarge {
@@ -501,7 +505,7 @@ impl<F: FreeList> Shared<F> {
             .locals
             .lock()
             .iter()
-            .map(|stash| stash[c].load(Ordering::Relaxed))
+            .map(|stashes| stashes[c].len())
             .sum();
         ClassStats {
             block_size: class.block_size,

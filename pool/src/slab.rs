@@ -44,6 +44,14 @@ pub struct FreeBlock {
     pub(crate) ptr: NonNull<u8>,
 }
 
+impl FreeBlock {
+    /// A placeholder for empty slots of a local cache's stash; never dereferenced.
+    pub(crate) const EMPTY: FreeBlock = FreeBlock {
+        slab: NonNull::dangling(),
+        ptr: NonNull::dangling(),
+    };
+}
+
 // SAFETY: a FreeBlock is a pair of addresses whose holder owns the block, like a `Box<[u8]>`;
 // the slab header it points at is only read, or written through atomics.
 unsafe impl Send for FreeBlock {}

@@ -45,11 +45,14 @@ impl FreeListImpl for StackFreeList {
         list.extend_from_slice(blocks);
     }
 
-    fn pop_batch(&self, out: &mut Vec<FreeBlock>, max: usize) -> usize {
+    fn pop_batch(&self, out: &mut [FreeBlock]) -> usize {
         let mut list = self.0.lock();
-        let n = max.min(list.len());
+        let n = out.len().min(list.len());
         let from = list.len() - n;
-        out.extend(list.drain(from..).rev());
+        // Order kept: the most recently returned block lands last, where the cache pops first.
+        for (slot, block) in out.iter_mut().zip(list.drain(from..)) {
+            *slot = block;
+        }
         n
     }
 }
