@@ -37,6 +37,25 @@ const POOL_RETRY: Duration = Duration::from_millis(5);
 /// Longest a lingering close waits for the peer.
 const MAX_DRAIN: Duration = Duration::from_secs(2);
 
+/// The `Env` a connection runs with. A macro rather than a method: it borrows fields of the
+/// worker disjointly from `conns`, which the caller holds at the same time.
+macro_rules! env {
+    ($w:ident, $slot:expr, $shutting_down:expr, $stats:expr) => {
+        Env {
+            slot: $slot,
+            slots: &mut $w.slots,
+            slots_owner: &mut $w.slots_owner,
+            cache: &$w.cache,
+            date: &$w.date,
+            counters: &$w.shared.counters[$w.id],
+            max_body: $w.cfg.max_body,
+            large_block: $w.large_block,
+            shutting_down: $shutting_down,
+            stats: $stats,
+        }
+    };
+}
+
 /// Everything one worker owns.
 pub(crate) struct Worker {
     id: usize,
@@ -235,18 +254,7 @@ impl Worker {
         let shutting_down = self.shutdown_deadline.is_some();
         let shared = &self.shared;
         let stats_fn = || stats::snapshot(&shared.counters, &shared.pool, shared.alloc_counter);
-        let mut env = Env {
-            slot,
-            slots: &mut self.slots,
-            slots_owner: &mut self.slots_owner,
-            cache: &self.cache,
-            date: &self.date,
-            counters: &shared.counters[self.id],
-            max_body: self.cfg.max_body,
-            large_block: self.large_block,
-            shutting_down,
-            stats: &stats_fn,
-        };
+        let mut env = env!(self, slot, shutting_down, &stats_fn);
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
         };
@@ -328,18 +336,7 @@ impl Worker {
                     let shared = &self.shared;
                     let stats_fn =
                         || stats::snapshot(&shared.counters, &shared.pool, shared.alloc_counter);
-                    let mut env = Env {
-                        slot,
-                        slots: &mut self.slots,
-                        slots_owner: &mut self.slots_owner,
-                        cache: &self.cache,
-                        date: &self.date,
-                        counters: &shared.counters[self.id],
-                        max_body: self.cfg.max_body,
-                        large_block: self.large_block,
-                        shutting_down: true,
-                        stats: &stats_fn,
-                    };
+                    let mut env = env!(self, slot, true, &stats_fn);
                     if self.conns[slot].head_timed_out(&mut env) {
                         WorkerCounters::add(&shared.counters[self.id].requests, 1);
                         self.run_conn(slot, now);
