@@ -6,8 +6,8 @@
 //! use bytes::BufMut;
 //!
 //! let pool = Pool::builder()
-//!     .class(ClassConfig::new(4096).blocks_per_slab(32).prealloc_slabs(4))
-//!     .class(ClassConfig::new(64 * 1024).blocks_per_slab(8).prealloc_slabs(0))
+//!     .class(ClassConfig::new(4096).blocks_per_slab(32).prealloc_slabs(4).max_slabs(64))
+//!     .class(ClassConfig::new(64 * 1024).blocks_per_slab(8).prealloc_slabs(0).max_slabs(16))
 //!     .max_bytes(64 << 20)
 //!     .build()?;
 //!

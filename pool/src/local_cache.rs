@@ -193,12 +193,14 @@ fn find_local(pool: *const ()) -> Option<NonNull<Local>> {
 /// ```
 /// use bytes::BufMut;
 ///
-/// let pool = bufslab::Pool::new();
+/// let pool = bufslab::Pool::builder()
+///     .class(bufslab::ClassConfig::new(4096).max_slabs(8))
+///     .build()?;
 /// let cache = pool.local_cache();
 /// let mut buf = cache.get(1500)?;
 /// buf.put_slice(b"ping");
 /// drop(buf); // back into this thread's stash
-/// # Ok::<(), bufslab::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct LocalCache<F: FreeList = DefaultFreeList> {
     local: NonNull<Local>,
