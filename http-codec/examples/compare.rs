@@ -3,7 +3,8 @@
 //! is steadier than criterion's mean/median, because interference only ever adds time.
 //!
 //! Run: `cargo run --release -p bufslab-http --example compare [fixture | enc]`
-//! (`taskset -c N` to pin). `ONLY=1` times bufslab alone (for profiling).
+//! (`taskset -c N` to pin). `ONLY=1` times bufslab alone (for profiling), `ONLY=pico` / `ONLY=httparse` another one;
+//! `ROUNDS=n` sets the number of rounds (e.g. `ROUNDS=1` under callgrind).
 
 use bufslab_http::{DateCache, HeaderSlot, KnownHeader, Parser, ResponseHead, Status};
 use std::hint::black_box;
@@ -119,14 +120,26 @@ fn main() {
             continue;
         }
         let (mut a, mut b, mut c) = (f64::MAX, f64::MAX, f64::MAX);
-        let rounds = if std::env::var_os("ONLY").is_some() {
-            1500
-        } else {
-            60
+        let rounds = match std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()) {
+            Some(r) => r,
+            None if std::env::var_os("ONLY").is_some() => 1500,
+            None => 60,
         };
+        let only = std::env::var("ONLY").unwrap_or_default();
         for _ in 0..rounds {
+            // `ONLY=pico` / `ONLY=httparse` time just that contender (for instruction counts).
+            if only == "pico" {
+                c = c.min(time(|| pico(&mut ph, black_box(buf))));
+                (a, b) = (1.0, 1.0);
+                continue;
+            }
+            if only == "httparse" {
+                b = b.min(time(|| hp(&mut h, black_box(buf))));
+                (a, c) = (1.0, 1.0);
+                continue;
+            }
             a = a.min(time(|| ours(&mut p, &mut s, black_box(buf))));
-            if std::env::var_os("ONLY").is_some() {
+            if !only.is_empty() {
                 b = 1.0;
                 c = 1.0;
                 continue;

@@ -53,7 +53,8 @@
 //!
 //! A parse error maps to a response with [`Error::status`]; after any error the connection
 //! must be closed, because the peer's framing can no longer be trusted.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
@@ -66,6 +67,9 @@ mod parse;
 mod request;
 mod response;
 mod scan;
+// The only module allowed `unsafe`: SSE2 loads, each argued sound in the module docs.
+#[allow(unsafe_code)]
+mod simd;
 
 pub use body::{BodyDecoder, Decoded, LengthDecoder};
 pub use chunked::{ChunkedDecoder, DEFAULT_MAX_EXTENSION_BYTES, DEFAULT_MAX_TRAILER_BYTES};

@@ -14,9 +14,9 @@ use crate::error::Error;
 use crate::header_name::{classify_token, KnownHeader};
 use crate::request::{flags, BodyFraming, HeaderSlot, Method, Request, TargetForm, Version};
 use crate::scan::{
-    eq_fold, find_ctl, find_name_end, find_non_tchar, find_non_vchar, list_elements, trim_ows,
-    HOST_CHAR, SCHEME_CHAR, TCHAR,
+    eq_fold, find_non_tchar, list_elements, trim_ows, HOST_CHAR, SCHEME_CHAR, TCHAR,
 };
+use crate::simd::{find_name_end, find_non_vchar, scan_value};
 
 /// Limits and the leniencies RFC 9112 permits. Defaults are strict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,17 @@ impl<T> Status<T> {
         matches!(self, Status::Partial)
     }
 }
+
+/// The headers `framing_header` interprets, indexed by `KnownHeader` discriminant.
+static FRAMING_HEADERS: [bool; 256] = {
+    let mut t = [false; 256];
+    t[KnownHeader::ContentLength as usize] = true;
+    t[KnownHeader::TransferEncoding as usize] = true;
+    t[KnownHeader::Host as usize] = true;
+    t[KnownHeader::Connection as usize] = true;
+    t[KnownHeader::Expect as usize] = true;
+    t
+};
 
 // Transfer-Encoding state bits.
 const TE_SEEN: u8 = 1;
@@ -292,6 +303,8 @@ impl Parser {
         // method SP (RFC 9112 §3.1). "GET " is checked as one word: it is most requests.
         let method_end = if rl.get(start..start + 4) == Some(b"GET ") {
             start + 3
+        } else if rl.get(start..start + 5) == Some(b"POST ") {
+            start + 4
         } else {
             let e = find_non_tchar(rl, start);
             match rl.get(e) {
@@ -314,9 +327,11 @@ impl Parser {
         let Some(v) = rl.get(vs..vs + 8) else {
             return more();
         };
+        // One 8-byte compare for the two versions every client sends.
+        let word = u64::from_le_bytes(v.try_into().unwrap_or_default());
         let version = match v {
-            b"HTTP/1.1" => Version::Http11,
-            b"HTTP/1.0" => Version::Http10,
+            _ if word == u64::from_le_bytes(*b"HTTP/1.1") => Version::Http11,
+            _ if word == u64::from_le_bytes(*b"HTTP/1.0") => Version::Http10,
             [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
                 if major.is_ascii_digit() && minor.is_ascii_digit() =>
             {
@@ -413,17 +428,14 @@ impl Parser {
             let name = view.get(i..ne).unwrap_or_default();
             let known = classify_token(name);
             // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
-            let mut vs = ne + 1;
-            while let Some(b' ' | b'\t') = view.get(vs) {
-                vs += 1;
-            }
-            let mut j = vs;
-            let (mut ve, next) = loop {
-                j = find_ctl(view, j);
+            let value = scan_value(view, ne + 1);
+            let vs = value.start;
+            let (mut ve, next) = if value.crlf {
+                (value.end, value.end + 2)
+            } else {
+                let j = value.end;
                 match view.get(j) {
-                    Some(b'\t') => j += 1,
                     Some(b'\r') => match view.get(j + 1) {
-                        Some(b'\n') => break (j, j + 2),
                         Some(_) => return Err(Error::BareCr),
                         None => {
                             self.p.pos = i;
@@ -431,7 +443,7 @@ impl Parser {
                             return Ok(None);
                         }
                     },
-                    Some(b'\n') if lenient_lf => break (j, j + 1),
+                    Some(b'\n') if lenient_lf => (j, j + 1),
                     Some(b'\n') => return Err(Error::BareLf),
                     Some(_) => return Err(Error::InvalidHeaderValue),
                     None => {
@@ -445,15 +457,9 @@ impl Parser {
                 ve -= 1;
             }
             if let Some(k) = known {
-                if matches!(
-                    k,
-                    KnownHeader::ContentLength
-                        | KnownHeader::TransferEncoding
-                        | KnownHeader::Host
-                        | KnownHeader::Connection
-                        | KnownHeader::Expect
-                ) {
-                    self.framing_header(k, view.get(vs..ve).unwrap_or_default(), n)?;
+                // One table load instead of five compares.
+                if FRAMING_HEADERS[k as u8 as usize] {
+                    self.framing_header(k, view, vs, ve, n)?;
                 }
             }
             if let Some(slot) = slots.get_mut(n) {
@@ -478,7 +484,15 @@ impl Parser {
     // Kept out of line: it runs for a handful of lines per request, and inlining it would
     // bloat the hot header loop.
     #[inline(never)]
-    fn framing_header(&mut self, k: KnownHeader, v: &[u8], index: usize) -> Result<(), Error> {
+    fn framing_header(
+        &mut self,
+        k: KnownHeader,
+        view: &[u8],
+        vs: usize,
+        ve: usize,
+        index: usize,
+    ) -> Result<(), Error> {
+        let v = view.get(vs..ve).unwrap_or_default();
         match k {
             KnownHeader::ContentLength => {
                 let n = parse_content_length(v)?;
@@ -496,7 +510,8 @@ impl Parser {
                     return Err(Error::MultipleHost);
                 }
                 // Branch-free over the value: Host is on every request.
-                if !v.iter().fold(true, |ok, &b| ok & HOST_CHAR[b as usize]) {
+                // Scanned in the whole buffer so that the vector loads can run past the value.
+                if !crate::simd::all_host_chars(view, vs, ve) {
                     return Err(Error::InvalidHost);
                 }
                 self.p.host = Some(index as u32);
@@ -575,6 +590,10 @@ fn incomplete<T>(truncated: bool) -> Result<Option<T>, Error> {
 /// `Content-Length = 1*DIGIT`, or a list of identical values (RFC 9110 §8.6 permits
 /// collapsing `5, 5`); overflow of `u64` is invalid.
 fn parse_content_length(v: &[u8]) -> Result<u64, Error> {
+    // Fast path: a single run of at most 19 digits (cannot overflow u64).
+    if !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit) {
+        return Ok(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')));
+    }
     let mut result: Option<u64> = None;
     for elem in v.split(|&b| b == b',') {
         let digits = trim_ows(elem);

@@ -12,7 +12,8 @@ use bytes::BufMut;
 use crate::date::DateCache;
 use crate::error::Error;
 use crate::header_name::KnownHeader;
-use crate::scan::{find_ctl, TCHAR};
+use crate::scan::TCHAR;
+use crate::simd::find_ctl;
 
 macro_rules! status_lines {
     ($( $code:literal $reason:literal ),+ $(,)?) => {

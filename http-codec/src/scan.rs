@@ -1,12 +1,13 @@
 //! Byte classification: lookup tables and 8-bytes-at-a-time (SWAR) scanners.
 //!
-//! Everything here is safe code. The SWAR scanners load 8 bytes as a little-endian `u64` and
+//! Everything here is safe code. These are the portable scanners: `crate::simd` uses them on
+//! non-x86_64 targets, under Miri, and for slices shorter than 16 bytes, and its tests use them
+//! as the reference for the SSE2 versions. The SWAR scanners load 8 bytes as a little-endian `u64` and
 //! compute a mask whose lowest set high bit marks the first interesting byte. The classic
 //! "has a byte less than n" trick can flag false positives, but only in bytes *above* a true
 //! positive (the borrow only propagates upwards), so the lowest flagged byte is always exact,
 //! which is all a "find first" scan needs. (Auto-vectorised 16-byte chunks were tried and
-//! measured slower: LLVM round-trips the lane mask through the stack; SSE2 intrinsics would
-//! need `unsafe`.)
+//! measured slower: LLVM round-trips the lane mask through the stack.)
 
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
@@ -134,18 +135,27 @@ pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
     find_first(buf, i, non_vchar_mask, |b| !(0x21..=0x7e).contains(&b))
 }
 
+/// Index of the first byte at or after `i` that is not `[A-Za-z0-9-]`, or `buf.len()`.
+#[inline(always)]
+pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
+    find_first(buf, i, not_alnum_dash_mask, |b| {
+        !(b.is_ascii_alphanumeric() || b == b'-')
+    })
+}
+
 /// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the field-name scan
-/// (the byte found must be `:`).
+/// (the byte found must be `:`). The head parser uses the SIMD version in `crate::simd`; this
+/// one is its reference.
 ///
 /// A SWAR pass skips letters, digits and `-` 8 bytes at a time; any other byte stops it, and
 /// if that byte is one of the rarer `tchar`s (``!#$%&'*+.^_`|~``) the scan carries on from
 /// there. So the scan both finds the end of the name and validates it.
+// Only tests call this: the parser uses `crate::simd::find_name_end` on every target.
+#[cfg_attr(not(test), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn find_name_end(buf: &[u8], mut i: usize) -> usize {
     loop {
-        i = find_first(buf, i, not_alnum_dash_mask, |b| {
-            !(b.is_ascii_alphanumeric() || b == b'-')
-        });
+        i = find_not_alnum_dash(buf, i);
         match buf.get(i) {
             // The usual stop: tested first so the table load stays off the common path.
             Some(b':') | None => return i,
@@ -181,26 +191,24 @@ pub(crate) fn eq_fold(v: &[u8], lower: &[u8]) -> bool {
     if v.len() != n {
         return false;
     }
-    let w = |s: &[u8], at: usize, width: usize| -> u64 {
-        let mut x = 0u64;
-        for (k, &b) in s.iter().skip(at).take(width).enumerate() {
-            x |= u64::from(b) << (8 * k);
-        }
-        x
+    // Literals are 4..=16 bytes: two overlapping loads cover them (the first and last 8, or 4).
+    let w8 = |s: &[u8], at: usize| {
+        s.get(at..)
+            .and_then(|s| s.first_chunk::<8>())
+            .map_or(0, |c| u64::from_le_bytes(*c))
     };
-    if n >= 8 {
-        // First and last 8 bytes (overlapping); the literals here are at most 16 bytes.
-        let mut i = 0;
-        while i + 8 < n {
-            if w(v, i, 8) | F != w(lower, i, 8) {
-                return false;
-            }
-            i += 8;
-        }
-        w(v, n - 8, 8) | F == w(lower, n - 8, 8)
+    let w4 = |s: &[u8], at: usize| {
+        s.get(at..)
+            .and_then(|s| s.first_chunk::<4>())
+            .map_or(0, |c| u32::from_le_bytes(*c))
+    };
+    if (8..=16).contains(&n) {
+        (w8(v, 0) | F == w8(lower, 0)) & (w8(v, n - 8) | F == w8(lower, n - 8))
+    } else if n >= 4 {
+        const F4: u32 = 0x2020_2020;
+        (w4(v, 0) | F4 == w4(lower, 0)) & (w4(v, n - 4) | F4 == w4(lower, n - 4))
     } else {
-        let mask = (1u64 << (8 * n)) - 1;
-        w(v, 0, n) | (F & mask) == w(lower, 0, n)
+        v.iter().zip(lower).all(|(&a, &b)| a | 0x20 == b)
     }
 }
 

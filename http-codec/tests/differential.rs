@@ -1,4 +1,4 @@
-//! Differential test against httparse over a generated corpus (issue "Must hold" 1).
+//! Differential test against httparse over a generated corpus.
 //!
 //! For every input both parsers must agree on accept / reject / partial, and on every field
 //! when both accept — except for the deliberate differences below, each of which is a rule

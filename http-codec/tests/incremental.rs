@@ -1,5 +1,5 @@
 //! Resumable parsing: feeding a request in pieces gives exactly the result of parsing it whole
-//! (issue "Must hold" 1), for valid requests split at every byte position and for mutated
+//! for valid requests split at every byte position and for mutated
 //! (mostly invalid) requests fed one byte at a time.
 
 mod common;

@@ -1,0 +1,403 @@
+//! The crate's only `unsafe` code: 16-bytes-at-a-time scanners built on SSE2 intrinsics.
+//!
+//! SSE2 is part of the x86_64 baseline, so there is no runtime feature detection and no
+//! `#[target_feature]` function: the intrinsics are used exactly where the compiler already
+//! assumes SSE2. Elsewhere (other architectures, and under Miri, which cannot execute vendor
+//! intrinsics) the scanners are the portable SWAR ones from [`crate::scan`], which return the
+//! same index for every input (`tests::simd_matches_scalar_*` compare the two on random inputs,
+//! so the SIMD path is checked even though Miri cannot run it).
+//!
+//! # Soundness
+//!
+//! The only operation here that can be unsound is a load, and there is exactly one:
+//! [`x86::load`], which reads 16 bytes through a `&[u8; 16]`. A shared reference to a 16-byte
+//! array is valid for reads of 16 bytes by construction, and `_mm_loadu_si128` has no alignment
+//! requirement, so the load never leaves the caller's slice. Every such reference comes from
+//! `slice::first_chunk::<16>()`, i.e. from a bounds check that returned `Some` only when 16
+//! bytes remain. The other intrinsics are pure register arithmetic on values (safe functions
+//! since Rust 1.87 when, as here, SSE2 is statically enabled; the `unsafe` blocks around them
+//! exist only for older compilers).
+//!
+//! Each scanner returns the index of the first flagged byte at or after `i`, or `buf.len()`.
+//! When fewer than 16 bytes remain but the slice holds at least 16, the last 16 bytes of the
+//! slice are loaded (overlapping bytes already scanned) and the lanes before `i` are shifted
+//! out of the mask; only slices shorter than 16 bytes fall back to the SWAR scanner.
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod x86 {
+    use core::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+
+    /// Loads 16 bytes.
+    #[inline(always)]
+    fn load(c: &[u8; 16]) -> __m128i {
+        // SAFETY: `c` is a live shared reference to exactly 16 bytes, so the pointer is valid
+        // for a 16-byte read; `_mm_loadu_si128` is the unaligned load (no alignment
+        // requirement); SSE2 is enabled on every x86_64 target.
+        unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) }
+    }
+
+    /// Lane mask (bit k = byte k) of control bytes (`< 0x20`) and DEL.
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    pub(super) fn ctl_mask(c: &[u8; 16]) -> u32 {
+        let v = load(c);
+        // SAFETY: register-only SSE2 arithmetic (no memory access); SSE2 is baseline on x86_64.
+        unsafe {
+            // b + 0x60 (wrapping) is, as a signed byte, above 0x5f exactly when b < 0x20.
+            let x = _mm_add_epi8(v, _mm_set1_epi8(0x60));
+            let ctl = _mm_cmpgt_epi8(x, _mm_set1_epi8(0x5f));
+            let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
+            _mm_movemask_epi8(_mm_or_si128(ctl, del)) as u32
+        }
+    }
+
+    /// Lane mask of bytes that are not VCHAR (`0x21..=0x7e`).
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    pub(super) fn non_vchar_mask(c: &[u8; 16]) -> u32 {
+        let v = load(c);
+        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
+        unsafe {
+            // b + 0x5f maps 0x21..=0x7e onto 0x80..=0xdd, the signed bytes below -34.
+            let x = _mm_add_epi8(v, _mm_set1_epi8(0x5f));
+            let ok = _mm_cmplt_epi8(x, _mm_set1_epi8(-34));
+            !(_mm_movemask_epi8(ok) as u32) & 0xffff
+        }
+    }
+
+    /// Lane masks for a field value chunk: (stop, cr, lf, ows) where `stop` flags control
+    /// bytes other than HTAB, and DEL.
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    pub(super) fn value_masks(c: &[u8; 16]) -> (u32, u32, u32, u32) {
+        let v = load(c);
+        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
+        unsafe {
+            let x = _mm_add_epi8(v, _mm_set1_epi8(0x60));
+            let ctl = _mm_cmpgt_epi8(x, _mm_set1_epi8(0x5f));
+            let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
+            let tab = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\t' as i8));
+            let sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8));
+            let cr = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\r' as i8));
+            let lf = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8));
+            let ctl = _mm_movemask_epi8(_mm_or_si128(ctl, del)) as u32;
+            let tab = _mm_movemask_epi8(tab) as u32;
+            (
+                ctl & !tab,
+                _mm_movemask_epi8(cr) as u32,
+                _mm_movemask_epi8(lf) as u32,
+                _mm_movemask_epi8(sp) as u32 | tab,
+            )
+        }
+    }
+
+    /// Lane mask of bytes that are not `[A-Za-z0-9-]`.
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    pub(super) fn not_alnum_dash_mask(c: &[u8; 16]) -> u32 {
+        let v = load(c);
+        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
+        unsafe {
+            // (b | 0x20) + 0x1f maps 'a'..='z' onto 0x80..=0x99 (signed < -102); only letters
+            // fold into that range. b + 0x50 maps '0'..='9' onto 0x80..=0x89 (signed < -118).
+            let l = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let letter = _mm_cmplt_epi8(_mm_add_epi8(l, _mm_set1_epi8(0x1f)), _mm_set1_epi8(-102));
+            let digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x50)), _mm_set1_epi8(-118));
+            let dash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'-' as i8));
+            let ok = _mm_or_si128(_mm_or_si128(letter, digit), dash);
+            !(_mm_movemask_epi8(ok) as u32) & 0xffff
+        }
+    }
+}
+
+/// First index at or after `i` flagged by `mask` (16 lanes), else `buf.len()`; slices shorter
+/// than 16 bytes go to `scalar`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline(always)]
+fn find16(
+    buf: &[u8],
+    mut i: usize,
+    mask: impl Fn(&[u8; 16]) -> u32,
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> usize {
+    while let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
+        let m = mask(c);
+        if m != 0 {
+            return i + m.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    if i >= buf.len() {
+        return buf.len();
+    }
+    // Fewer than 16 bytes left: rescan the slice's last 16 bytes and drop the lanes before `i`
+    // (`i > len - 16` here, so the shift is below 16).
+    match buf.len().checked_sub(16) {
+        Some(s) => match buf.get(s..).and_then(|t| t.first_chunk::<16>()) {
+            Some(c) => {
+                let m = mask(c) >> (i - s);
+                if m != 0 {
+                    i + m.trailing_zeros() as usize
+                } else {
+                    buf.len()
+                }
+            }
+            None => scalar(buf, i),
+        },
+        None => scalar(buf, i),
+    }
+}
+
+/// Index of the first control byte (`< 0x20`, HTAB included) or DEL at or after `i`.
+#[inline(always)]
+pub(crate) fn find_ctl(buf: &[u8], i: usize) -> usize {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        find16(buf, i, x86::ctl_mask, crate::scan::find_ctl)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        crate::scan::find_ctl(buf, i)
+    }
+}
+
+/// Index of the first byte at or after `i` that is not VCHAR (`0x21..=0x7e`).
+#[inline(always)]
+pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        find16(buf, i, x86::non_vchar_mask, crate::scan::find_non_vchar)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        crate::scan::find_non_vchar(buf, i)
+    }
+}
+
+/// Index of the first byte at or after `i` that is not `[A-Za-z0-9-]`.
+#[inline(always)]
+pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        find16(
+            buf,
+            i,
+            x86::not_alnum_dash_mask,
+            crate::scan::find_not_alnum_dash,
+        )
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        crate::scan::find_not_alnum_dash(buf, i)
+    }
+}
+
+/// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the field-name scan
+/// (the byte found must be `:`). Letters, digits and `-` are skipped 16 at a time; a rarer
+/// `tchar` (``!#$%&'*+.^_`|~``) stops the vector scan, which then resumes after it.
+#[inline(always)]
+pub(crate) fn find_name_end(buf: &[u8], mut i: usize) -> usize {
+    loop {
+        i = find_not_alnum_dash(buf, i);
+        match buf.get(i) {
+            Some(b':') | None => return i,
+            Some(&b) if crate::scan::TCHAR[b as usize] => i += 1,
+            Some(_) => return i,
+        }
+    }
+}
+
+/// A scanned field value: `buf[start..end]` is the value with leading OWS skipped (trailing
+/// OWS not yet trimmed); `buf[end]` is its first control byte other than HTAB, or DEL, or
+/// `end == buf.len()`; `crlf` says whether `buf[end..]` starts with CR LF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Value {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) crlf: bool,
+}
+
+/// Scans a field value that starts at `i` (just after the `:`): skips leading SP / HTAB and
+/// finds the value's end in the same pass. In the common case (the line ends within the
+/// 16-byte chunk that holds its first control byte) the CR LF test comes from the same vector,
+/// so the next line's start is known without another load.
+#[inline(always)]
+pub(crate) fn scan_value(buf: &[u8], i: usize) -> Value {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        if let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
+            let (stop, cr, lf, ows) = x86::value_masks(c);
+            let lead = (!ows).trailing_zeros() as usize;
+            if lead < 16 {
+                let start = i + lead;
+                if stop != 0 {
+                    let p = stop.trailing_zeros();
+                    // `p < 16`; a shift by 16 (p == 15) is avoided with `checked_shr`.
+                    let crlf = (cr >> p) & lf.checked_shr(p + 1).unwrap_or(0) & 1 != 0;
+                    if crlf || p < 15 {
+                        return Value {
+                            start,
+                            end: i + p as usize,
+                            crlf,
+                        };
+                    }
+                } else {
+                    return finish_value(buf, start, i + 16);
+                }
+            }
+        }
+    }
+    scan_value_scalar(buf, i)
+}
+
+/// The end of a value whose start is known, scanning from `from`.
+#[inline(always)]
+fn finish_value(buf: &[u8], start: usize, mut from: usize) -> Value {
+    let end = loop {
+        from = find_ctl(buf, from);
+        match buf.get(from) {
+            Some(b'\t') => from += 1,
+            _ => break from,
+        }
+    };
+    Value {
+        start,
+        end,
+        crlf: buf.get(end..end.saturating_add(2)) == Some(b"\r\n"),
+    }
+}
+
+/// The portable definition of [`scan_value`].
+#[inline(always)]
+fn scan_value_scalar(buf: &[u8], i: usize) -> Value {
+    let mut start = i;
+    while let Some(b' ' | b'\t') = buf.get(start) {
+        start += 1;
+    }
+    finish_value(buf, start, start)
+}
+
+/// Whether every byte of `buf[start..end]` is allowed in a Host value (`scan::HOST_CHAR`).
+/// Letters, digits and `-` are skipped 16 at a time (the scan may look past `end`, which only
+/// costs time); any other byte is checked against the table.
+#[inline(always)]
+pub(crate) fn all_host_chars(buf: &[u8], start: usize, end: usize) -> bool {
+    let end = end.min(buf.len());
+    let mut i = start;
+    loop {
+        i = find_not_alnum_dash(buf, i);
+        if i >= end {
+            return true;
+        }
+        match buf.get(i) {
+            Some(&b) if crate::scan::HOST_CHAR[b as usize] => i += 1,
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes biased towards the classes' boundaries, so random buffers hit every lane case.
+    fn interesting() -> impl Strategy<Value = u8> {
+        prop_oneof![
+            4 => prop::sample::select(b"aZz09-:_.\x20\x21\x7e".to_vec()),
+            1 => prop::sample::select(vec![
+                0u8, 0x09, 0x0a, 0x0d, 0x1f, 0x20, 0x2c, 0x2f, 0x3a, 0x40, 0x5b, 0x60, 0x7b,
+                0x7f, 0x80, 0x9f, 0xa0, 0xc1, 0xdf, 0xe0, 0xff,
+            ]),
+            1 => any::<u8>(),
+        ]
+    }
+
+    fn bufs() -> impl Strategy<Value = (Vec<u8>, usize)> {
+        // Mostly clean runs (so the scan goes far) with rare stops, any length up to 100.
+        (
+            prop::collection::vec(prop_oneof![12 => Just(b'a'), 1 => interesting()], 0..100),
+            0usize..110,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn simd_matches_scalar_ctl((buf, i) in bufs()) {
+            prop_assert_eq!(find_ctl(&buf, i), crate::scan::find_ctl(&buf, i).max(i.min(buf.len())));
+        }
+
+        #[test]
+        fn simd_matches_scalar_non_vchar((buf, i) in bufs()) {
+            prop_assert_eq!(
+                find_non_vchar(&buf, i),
+                crate::scan::find_non_vchar(&buf, i).max(i.min(buf.len()))
+            );
+        }
+
+        #[test]
+        fn simd_matches_scalar_name((buf, i) in bufs()) {
+            prop_assert_eq!(
+                find_not_alnum_dash(&buf, i),
+                crate::scan::find_not_alnum_dash(&buf, i).max(i.min(buf.len()))
+            );
+            prop_assert_eq!(
+                find_name_end(&buf, i),
+                crate::scan::find_name_end(&buf, i).max(i.min(buf.len()))
+            );
+        }
+
+        #[test]
+        fn simd_matches_bytewise_definition((buf, i) in bufs()) {
+            let first = |p: &dyn Fn(u8) -> bool| {
+                buf.iter().enumerate().skip(i).find(|&(_, &b)| p(b)).map_or(buf.len(), |(k, _)| k)
+            };
+            prop_assert_eq!(find_ctl(&buf, i), first(&|b| b < 0x20 || b == 0x7f));
+            prop_assert_eq!(find_non_vchar(&buf, i), first(&|b| !(0x21..=0x7e).contains(&b)));
+            prop_assert_eq!(
+                find_not_alnum_dash(&buf, i),
+                first(&|b| !(b.is_ascii_alphanumeric() || b == b'-'))
+            );
+            prop_assert_eq!(
+                find_name_end(&buf, i),
+                first(&|b| !crate::scan::TCHAR[b as usize])
+            );
+            prop_assert_eq!(scan_value(&buf, i), scan_value_scalar(&buf, i));
+            for end in [i, i + 3, i + 17, buf.len()] {
+                let part = buf.get(i..end.min(buf.len())).unwrap_or_default();
+                prop_assert_eq!(
+                    all_host_chars(&buf, i, end),
+                    part.iter().all(|&b| crate::scan::HOST_CHAR[b as usize])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_byte_at_every_lane() {
+        // Every byte value at every position of buffers of 16..=48 bytes, from every start.
+        for len in [15usize, 16, 17, 31, 32, 33, 48] {
+            for pos in 0..len {
+                for b in 0..=255u8 {
+                    let mut buf = vec![b'a'; len];
+                    buf[pos] = b;
+                    for i in [0, 1, pos, pos + 1, len.saturating_sub(3)] {
+                        let exp = |flag: bool| if flag && pos >= i { pos } else { len };
+                        let exp = |flag| exp(flag).max(i.min(len));
+                        assert_eq!(find_ctl(&buf, i), exp(b < 0x20 || b == 0x7f));
+                        assert_eq!(find_non_vchar(&buf, i), exp(!(0x21..=0x7e).contains(&b)));
+                        assert_eq!(
+                            find_not_alnum_dash(&buf, i),
+                            exp(!(b.is_ascii_alphanumeric() || b == b'-'))
+                        );
+                        assert_eq!(find_name_end(&buf, i), exp(!crate::scan::TCHAR[b as usize]));
+                    }
+                }
+            }
+        }
+    }
+}
