@@ -165,7 +165,7 @@ impl PoolBuf {
 impl Drop for PoolBuf {
     #[inline]
     fn drop(&mut self) {
-        crate::frozen::give_back(self.block);
+        crate::frozen::give_back(&self.block);
     }
 }
 

@@ -124,7 +124,7 @@ impl Local {
 /// Parks a block in this thread's cache of its pool if there is one with room: the fast path of
 /// every return, with no call and no flush.
 #[inline]
-pub(crate) fn park(block: FreeBlock) -> bool {
+pub(crate) fn park(block: &FreeBlock) -> bool {
     // SAFETY: the caller owns the block, so its slab is live.
     let slab = unsafe { block.slab.as_ref() };
     let Some(local) = find_local(slab.pool()) else {
@@ -139,7 +139,7 @@ pub(crate) fn park(block: FreeBlock) -> bool {
     // SAFETY: owning thread (see `Stash`); the borrow ends here.
     match unsafe { stash.slots() }.get_mut(len) {
         Some(slot) => {
-            *slot = block;
+            *slot = *block;
             stash.len.store(len + 1, Ordering::Relaxed);
             true
         }
