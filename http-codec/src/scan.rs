@@ -153,9 +153,20 @@ pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
 // Only tests call this: the parser uses `crate::simd::find_name_end` on every target.
 #[cfg_attr(not(test), allow(dead_code))]
 #[inline(always)]
-pub(crate) fn find_name_end(buf: &[u8], mut i: usize) -> usize {
+pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
+    find_name_end_with(buf, i, find_not_alnum_dash)
+}
+
+/// The field-name scan over any "skip letters, digits and `-`" scanner: the SWAR one above or
+/// the SIMD one, which share everything else.
+#[inline(always)]
+pub(crate) fn find_name_end_with(
+    buf: &[u8],
+    mut i: usize,
+    skip_alnum_dash: impl Fn(&[u8], usize) -> usize,
+) -> usize {
     loop {
-        i = find_not_alnum_dash(buf, i);
+        i = skip_alnum_dash(buf, i);
         match buf.get(i) {
             // The usual stop: tested first so the table load stays off the common path.
             Some(b':') | None => return i,

@@ -199,15 +199,8 @@ pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
 /// (the byte found must be `:`). Letters, digits and `-` are skipped 16 at a time; a rarer
 /// `tchar` (``!#$%&'*+.^_`|~``) stops the vector scan, which then resumes after it.
 #[inline(always)]
-pub(crate) fn find_name_end(buf: &[u8], mut i: usize) -> usize {
-    loop {
-        i = find_not_alnum_dash(buf, i);
-        match buf.get(i) {
-            Some(b':') | None => return i,
-            Some(&b) if crate::scan::TCHAR[b as usize] => i += 1,
-            Some(_) => return i,
-        }
-    }
+pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
+    crate::scan::find_name_end_with(buf, i, find_not_alnum_dash)
 }
 
 /// A scanned field value: `buf[start..end]` is the value with leading OWS skipped (trailing
