@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::config::Config;
+use crate::config::{Config, Strategy};
 
 /// The usage text printed by `--help` and after a flag error.
 pub const USAGE: &str = "\
@@ -21,6 +21,7 @@ usage: server-demo [flags]
   --idle-timeout-ms N       keep-alive idle / no-progress timeout (default 60000)
   --pool-max-bytes N        bound on the buffer pool's memory (default 268435456)
   --pool-prealloc-slabs N   4 KiB-block slabs allocated at start (default 4)
+  --pool-strategy S         the pool's shared free list: queue (FIFO) or stack (LIFO) (default queue)
   -h, --help                this text
 ";
 
@@ -101,6 +102,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--idle-timeout-ms",
             "--pool-max-bytes",
             "--pool-prealloc-slabs",
+            "--pool-strategy",
         ];
         if !known.contains(&flag.as_str()) {
             return Err(CliError::UnknownFlag(arg));
@@ -129,6 +131,19 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             }
             "--pool-max-bytes" => cfg.pool.max_bytes = value(&flag, &v, COUNT)?,
             "--pool-prealloc-slabs" => cfg.pool.prealloc_slabs = value(&flag, &v, COUNT)?,
+            "--pool-strategy" => {
+                cfg.pool.strategy = match v.as_str() {
+                    "queue" => Strategy::Queue,
+                    "stack" => Strategy::Stack,
+                    _ => {
+                        return Err(CliError::BadValue {
+                            flag,
+                            value: v,
+                            expected: "queue or stack",
+                        })
+                    }
+                };
+            }
             _ => return Err(CliError::UnknownFlag(arg)),
         }
     }
@@ -146,11 +161,12 @@ mod tests {
     #[test]
     fn flags() {
         let Ok(Command::Serve(c)) =
-            parse("--workers 3 --accept-batch=1 --addr 0.0.0.0:9000 --idle-timeout-ms 50")
+            parse("--workers 3 --accept-batch=1 --addr 0.0.0.0:9000 --idle-timeout-ms 50 --pool-strategy stack")
         else {
             panic!("should parse");
         };
         assert_eq!((c.workers, c.accept_batch), (3, 1));
+        assert_eq!(c.pool.strategy, Strategy::Stack);
         assert_eq!(c.addr.port(), 9000);
         assert_eq!(c.idle_timeout, Duration::from_millis(50));
         assert!(matches!(parse("--help"), Ok(Command::Help)));
@@ -164,6 +180,10 @@ mod tests {
         );
         assert!(matches!(
             parse("--max-conns lots"),
+            Err(CliError::BadValue { .. })
+        ));
+        assert!(matches!(
+            parse("--pool-strategy lifo"),
             Err(CliError::BadValue { .. })
         ));
     }

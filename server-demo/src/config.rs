@@ -4,11 +4,34 @@ use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use bufslab::{ClassConfig, Pool};
+use bufslab::{ClassConfig, FreeList, Pool};
 
 /// Block size of the small class: one read of a typical request, or a batch of small
 /// responses. 4 KiB is a page and a typical socket read.
 pub const SMALL_BLOCK: usize = 4096;
+
+/// Which free list the shared pool keeps its blocks on. Workers rent through their local
+/// caches either way; the strategy decides what a cache refill gets and what a block dropped
+/// on another thread goes back to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// FIFO: a lock-free `crossbeam-queue` ring (the pool's default).
+    #[default]
+    Queue,
+    /// LIFO: the most recently returned, cache-hot block first (a `parking_lot` mutex).
+    Stack,
+}
+
+impl Strategy {
+    /// The name the command line takes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Queue => "queue",
+            Strategy::Stack => "stack",
+        }
+    }
+}
 
 /// How the shared buffer pool is sized. Every worker draws from the same pool through its own
 /// local cache.
@@ -23,6 +46,8 @@ pub struct PoolConfig {
     pub max_bytes: usize,
     /// Blocks each worker's local cache may hold.
     pub local_capacity: usize,
+    /// The shared free list.
+    pub strategy: Strategy,
 }
 
 impl Default for PoolConfig {
@@ -32,6 +57,7 @@ impl Default for PoolConfig {
             prealloc_slabs: 4,
             max_bytes: 256 << 20,
             local_capacity: 64,
+            strategy: Strategy::Queue,
         }
     }
 }
@@ -161,7 +187,7 @@ impl Config {
     ///
     /// # Errors
     /// [`ConfigError::Pool`] when the bounds cannot hold one slab of each class.
-    pub fn build_pool(&self) -> Result<Pool, ConfigError> {
+    pub fn build_pool<F: FreeList>(&self) -> Result<Pool<F>, ConfigError> {
         let p = &self.pool;
         let small_slab = SMALL_BLOCK * p.blocks_per_slab;
         let large = self.large_block();
@@ -183,7 +209,7 @@ impl Config {
             )
             .max_bytes(p.max_bytes)
             .local_capacity(p.local_capacity)
-            .build()
+            .build_with()
             .map_err(|e| ConfigError::Pool(e.to_string()))
     }
 }

@@ -12,7 +12,7 @@
 use std::io::{self, IoSlice, Read, Write};
 use std::net::Shutdown;
 
-use bufslab::{LocalCache, PoolBuf};
+use bufslab::{FreeList, LocalCache, PoolBuf};
 use bufslab_http::{
     write_chunk, write_last_chunk, BodyDecoder, BodyFraming, HeaderSlot, Method, Parser, Status,
     Version,
@@ -66,7 +66,11 @@ impl OutQueue {
     }
 
     /// The tail block if it has `room` spare bytes, else a fresh block queued behind it.
-    fn reserve(&mut self, cache: &LocalCache, room: usize) -> Result<&mut PoolBuf, Blocked> {
+    fn reserve<F: FreeList>(
+        &mut self,
+        cache: &LocalCache<F>,
+        room: usize,
+    ) -> Result<&mut PoolBuf, Blocked> {
         let fits = self.tail().is_some_and(|t| t.spare_capacity() >= room);
         if !fits {
             if self.is_full() {
@@ -210,14 +214,14 @@ pub(crate) struct Turn {
 }
 
 /// Per-worker context a connection needs while processing.
-pub(crate) struct Env<'a> {
+pub(crate) struct Env<'a, F: FreeList> {
     pub(crate) slot: usize,
     /// The worker's header slots, shared by its connections (see `slots_owner`).
     pub(crate) slots: &'a mut [HeaderSlot],
     /// Which connection's partial head the slots hold. The parser resumes from the slots it
     /// filled; if another connection used them since, the parser must start over.
     pub(crate) slots_owner: &'a mut Option<usize>,
-    pub(crate) cache: &'a LocalCache,
+    pub(crate) cache: &'a LocalCache<F>,
     pub(crate) date: &'a bufslab_http::DateCache,
     pub(crate) counters: &'a WorkerCounters,
     pub(crate) max_body: u64,
@@ -305,7 +309,7 @@ impl Conn {
     }
 
     /// The request head timed out: answer 408 if a block is at hand, then close.
-    pub(crate) fn head_timed_out(&mut self, env: &mut Env<'_>) -> bool {
+    pub(crate) fn head_timed_out<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> bool {
         self.rbuf = None;
         if *env.slots_owner == Some(env.slot) {
             *env.slots_owner = None;
@@ -327,7 +331,7 @@ impl Conn {
     }
 
     /// Runs the connection until it would block, must wait, or must close.
-    pub(crate) fn drive(&mut self, env: &mut Env<'_>) -> Turn {
+    pub(crate) fn drive<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Turn {
         let mut progress = false;
         let mut reads = 0;
         let next = loop {
@@ -436,9 +440,9 @@ impl Conn {
     }
 
     /// The read block, rented now if needed, with room for at least one more byte.
-    fn read_buf<'r>(
+    fn read_buf<'r, F: FreeList>(
         rbuf: &'r mut Option<PoolBuf>,
-        env: &mut Env<'_>,
+        env: &mut Env<'_, F>,
     ) -> Result<&'r mut PoolBuf, Stop> {
         match rbuf.take() {
             None => {
@@ -471,7 +475,7 @@ impl Conn {
 
     /// Serves what the read block holds: complete requests, then body bytes, until the input
     /// runs out, the output queue fills, or the connection must close.
-    fn process(&mut self, env: &mut Env<'_>) -> Result<(), Stop> {
+    fn process<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<(), Stop> {
         loop {
             if !self.holds_input() {
                 return Ok(());
@@ -489,7 +493,7 @@ impl Conn {
     }
 
     /// Parses and answers one request head. `Ok(false)`: the head is incomplete.
-    fn head(&mut self, env: &mut Env<'_>) -> Result<bool, Stop> {
+    fn head<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<bool, Stop> {
         let Some(rb) = self.rbuf.as_ref() else {
             return Ok(false);
         };
@@ -530,13 +534,13 @@ impl Conn {
 
     /// Answers a framing error: the status, `Connection: close`, and nothing after it is
     /// served, since the request boundaries can no longer be trusted.
-    fn answer_error(&mut self, env: &mut Env<'_>, status: u16) -> Result<(), Stop> {
+    fn answer_error<F: FreeList>(&mut self, env: &mut Env<'_, F>, status: u16) -> Result<(), Stop> {
         WorkerCounters::add(&env.counters.requests, 1);
         self.refuse(env, status)
     }
 
     /// Writes an error response for the current request (already counted), then closes.
-    fn refuse(&mut self, env: &mut Env<'_>, status: u16) -> Result<(), Stop> {
+    fn refuse<F: FreeList>(&mut self, env: &mut Env<'_, F>, status: u16) -> Result<(), Stop> {
         let out = self.out.reserve(env.cache, routes::HEAD_ROOM + 64)?;
         let r = Reply {
             date: env.date,
@@ -551,7 +555,7 @@ impl Conn {
     }
 
     /// Encodes the response to a complete head and consumes it from the input.
-    fn answer(&mut self, env: &mut Env<'_>, info: Info) -> Result<(), Stop> {
+    fn answer<F: FreeList>(&mut self, env: &mut Env<'_, F>, info: Info) -> Result<(), Stop> {
         let has_body = !matches!(info.framing, BodyFraming::None | BodyFraming::Length(0));
         if let BodyFraming::Length(n) = info.framing {
             if n > env.max_body {
@@ -639,7 +643,7 @@ impl Conn {
     }
 
     /// Consumes body bytes from the input: echoes them into the output or skips them.
-    fn body(&mut self, env: &mut Env<'_>) -> Result<(), Stop> {
+    fn body<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<(), Stop> {
         let Phase::Body {
             decoder,
             using,

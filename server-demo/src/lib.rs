@@ -36,6 +36,6 @@ mod timer;
 mod worker;
 
 pub use cli::{parse_args, CliError, Command, USAGE};
-pub use config::{Config, ConfigError, PoolConfig, SMALL_BLOCK};
+pub use config::{Config, ConfigError, PoolConfig, Strategy, SMALL_BLOCK};
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use stats::{PoolStats, ServerStats};

@@ -82,7 +82,7 @@ fn describe_pool(c: &Config) -> String {
     let p = &c.pool;
     format!(
         "pool: {SMALL_BLOCK} B blocks x {} per slab, {} slab(s) preallocated ({} KiB), \
-         large class {} B, bound {} MiB, local cache {} blocks/worker; \
+         large class {} B, bound {} MiB, {} free list, local cache {} blocks/worker; \
          max-conns {}/worker, accept-batch {}, max-head {} B, max-body {} B, \
          header timeout {} ms, idle timeout {} ms",
         p.blocks_per_slab,
@@ -90,6 +90,7 @@ fn describe_pool(c: &Config) -> String {
         SMALL_BLOCK * p.blocks_per_slab * p.prealloc_slabs / 1024,
         c.large_block(),
         p.max_bytes >> 20,
+        p.strategy.name(),
         p.local_capacity,
         c.max_conns,
         c.accept_batch,

@@ -7,20 +7,36 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use bufslab::Pool;
+use bufslab::{FreeList, Pool, QueueFreeList, StackFreeList};
 use mio::{Poll, Waker};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Strategy};
 use crate::stats::{self, ServerStats, WorkerCounters};
 use crate::worker::{Worker, WAKER};
 
 /// State shared by all workers and the handle: read-mostly, never on a lock.
 pub(crate) struct Shared {
     pub(crate) counters: Box<[WorkerCounters]>,
-    pub(crate) pool: Pool,
+    pub(crate) pool: Box<dyn PoolView>,
     pub(crate) shutdown: AtomicBool,
     pub(crate) alloc_counter: Option<fn() -> u64>,
+}
+
+/// What the handle and the housekeeping need of the pool, whichever free list it uses; the
+/// workers hold the typed pool.
+pub(crate) trait PoolView: Send + Sync {
+    fn stats(&self) -> bufslab::Stats;
+    fn evict_idle(&self) -> usize;
+}
+
+impl<F: FreeList> PoolView for Pool<F> {
+    fn stats(&self) -> bufslab::Stats {
+        Pool::stats(self)
+    }
+    fn evict_idle(&self) -> usize {
+        Pool::evict_idle(self)
+    }
 }
 
 /// Why the server could not start or did not stop cleanly.
@@ -80,7 +96,13 @@ impl Server {
     /// [`ServerError::Config`], [`ServerError::Bind`] or [`ServerError::Setup`].
     pub fn start(config: Config) -> Result<ServerHandle, ServerError> {
         config.validate()?;
-        let pool = config.build_pool()?;
+        match config.pool.strategy {
+            Strategy::Queue => Self::start_with(config.build_pool::<QueueFreeList>()?, config),
+            Strategy::Stack => Self::start_with(config.build_pool::<StackFreeList>()?, config),
+        }
+    }
+
+    fn start_with<F: FreeList>(pool: Pool<F>, config: Config) -> Result<ServerHandle, ServerError> {
         // The first listener resolves port 0; the others join it on the port it got.
         let first = bind(config.addr)?;
         let addr = first.local_addr().map_err(ServerError::Setup)?;
@@ -92,7 +114,7 @@ impl Server {
             counters: (0..config.workers)
                 .map(|_| WorkerCounters::default())
                 .collect(),
-            pool,
+            pool: Box::new(pool.clone()),
             shutdown: AtomicBool::new(false),
             alloc_counter: config.alloc_counter,
         });
@@ -105,10 +127,10 @@ impl Server {
         for (id, listener) in listeners.into_iter().enumerate() {
             let poll = Poll::new().map_err(ServerError::Setup)?;
             let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(ServerError::Setup)?);
-            let (shared, cfg) = (shared.clone(), config.clone());
+            let (shared, cfg, pool) = (shared.clone(), config.clone(), pool.clone());
             let thread = std::thread::Builder::new()
                 .name(format!("server-demo-{id}"))
-                .spawn(move || Worker::new(id, poll, listener, shared, cfg)?.run())
+                .spawn(move || Worker::new(id, poll, listener, &pool, shared, cfg)?.run())
                 .map_err(ServerError::Setup)?;
             handle.wakers.push(waker);
             handle.threads.push(thread);
@@ -183,18 +205,12 @@ impl ServerHandle {
         self.shared.counters.len()
     }
 
-    /// The shared buffer pool.
-    #[must_use]
-    pub fn pool(&self) -> &Pool {
-        &self.shared.pool
-    }
-
     /// A snapshot of the counters and the pool. Allocates nothing.
     #[must_use]
     pub fn stats(&self) -> ServerStats {
         stats::snapshot(
             &self.shared.counters,
-            &self.shared.pool,
+            &*self.shared.pool,
             self.shared.alloc_counter,
         )
     }

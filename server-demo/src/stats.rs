@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use serde::Serialize;
 
+use crate::server::PoolView;
+
 /// One worker's counters. Only the owning worker writes; anyone may read.
 #[derive(Debug, Default)]
 #[repr(align(128))]
@@ -105,7 +107,7 @@ pub struct ServerStats {
 /// Sums the workers' counters and reads the pool.
 pub(crate) fn snapshot(
     workers: &[WorkerCounters],
-    pool: &bufslab::Pool,
+    pool: &dyn PoolView,
     alloc_counter: Option<fn() -> u64>,
 ) -> ServerStats {
     let mut s = ServerStats::default();

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use bufslab::LocalCache;
+use bufslab::{FreeList, LocalCache, Pool};
 use bufslab_http::{Config as HttpConfig, DateCache, HeaderSlot, Parser};
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
@@ -57,7 +57,7 @@ macro_rules! env {
 }
 
 /// Everything one worker owns.
-pub(crate) struct Worker {
+pub(crate) struct Worker<F: FreeList> {
     id: usize,
     poll: Poll,
     listener: Option<TcpListener>,
@@ -67,7 +67,7 @@ pub(crate) struct Worker {
     timers: Timers,
     slots: Vec<HeaderSlot>,
     slots_owner: Option<usize>,
-    cache: LocalCache,
+    cache: LocalCache<F>,
     date: DateCache,
     next_date: Instant,
     shared: Arc<Shared>,
@@ -83,16 +83,17 @@ pub(crate) struct Worker {
     next_evict: Option<Instant>,
 }
 
-impl Worker {
+impl<F: FreeList> Worker<F> {
     /// Sets a worker up on its own thread (the local cache belongs to the calling thread).
     /// Every slot, list and scratch array is allocated here, once.
     pub(crate) fn new(
         id: usize,
         poll: Poll,
         listener: std::net::TcpListener,
+        pool: &Pool<F>,
         shared: Arc<Shared>,
         cfg: Config,
-    ) -> io::Result<Worker> {
+    ) -> io::Result<Self> {
         let mut listener = TcpListener::from_std(listener);
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)?;
@@ -117,7 +118,7 @@ impl Worker {
             timers: Timers::new(n, cfg.idle_timeout, cfg.header_timeout, drain),
             slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
             slots_owner: None,
-            cache: shared.pool.local_cache(),
+            cache: pool.local_cache(),
             date: DateCache::new(SystemTime::now()),
             next_date: now,
             large_block: cfg.large_block(),
@@ -253,7 +254,7 @@ impl Worker {
     fn run_conn(&mut self, slot: usize, now: Instant) {
         let shutting_down = self.shutdown_deadline.is_some();
         let shared = &self.shared;
-        let stats_fn = || stats::snapshot(&shared.counters, &shared.pool, shared.alloc_counter);
+        let stats_fn = || stats::snapshot(&shared.counters, &*shared.pool, shared.alloc_counter);
         let mut env = env!(self, slot, shutting_down, &stats_fn);
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
@@ -335,7 +336,7 @@ impl Worker {
                     WorkerCounters::add(&self.counters().header_timeouts, 1);
                     let shared = &self.shared;
                     let stats_fn =
-                        || stats::snapshot(&shared.counters, &shared.pool, shared.alloc_counter);
+                        || stats::snapshot(&shared.counters, &*shared.pool, shared.alloc_counter);
                     let mut env = env!(self, slot, true, &stats_fn);
                     if self.conns[slot].head_timed_out(&mut env) {
                         WorkerCounters::add(&shared.counters[self.id].requests, 1);

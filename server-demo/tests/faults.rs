@@ -83,6 +83,7 @@ fn pool_exhaustion_waits_and_recovers() {
         prealloc_slabs: 1,
         max_bytes: 4 * 4096,
         local_capacity: 2,
+        ..PoolConfig::default()
     };
     let server = start(cfg);
     let addr = server.local_addr();

@@ -7,6 +7,7 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use common::*;
+use server_demo::Strategy;
 
 #[test]
 fn keep_alive_reuses_one_connection() {
@@ -34,7 +35,19 @@ fn keep_alive_reuses_one_connection() {
 
 #[test]
 fn pipelining_16_answers_in_order_in_one_batch() {
-    let server = start(config());
+    pipelining_16(Strategy::Queue);
+}
+
+/// The whole exchange again over the pool's other free list.
+#[test]
+fn pipelining_16_with_the_stack_strategy() {
+    pipelining_16(Strategy::Stack);
+}
+
+fn pipelining_16(strategy: Strategy) {
+    let mut cfg = config();
+    cfg.pool.strategy = strategy;
+    let server = start(cfg);
     let mut c = Client::new(server.local_addr());
     let mut batch = Vec::new();
     let kinds: Vec<usize> = (0..16).map(|i| i % 4).collect();
