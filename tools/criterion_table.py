@@ -3,7 +3,8 @@
 
     python3 tools/criterion_table.py GROUP [GROUP ...] [--base NAME] [--per N]
 
-Reads target/criterion/GROUP/*/new/estimates.json (the last `cargo bench` run). `--base NAME`
+Reads target/criterion/GROUP/**/new/estimates.json (the last `cargo bench` run); a row is named
+by its path under GROUP (`accept_many/256` for a parameterised benchmark). `--base NAME`
 adds a column with each median divided by NAME's median in the same group; `--per N` divides
 times by N (e.g. 256 for a per-block figure of a 256-block burst).
 """
@@ -25,9 +26,13 @@ def main(argv):
     root = pathlib.Path("target/criterion")
     for group in groups:
         medians = {}
-        for est in sorted((root / group).glob("*/new/estimates.json")):
+        group_dir = root / group
+        for est in sorted(group_dir.glob("**/new/estimates.json")):
             data = json.loads(est.read_text())
-            medians[est.parent.parent.name] = data["median"]["point_estimate"] / per
+            # A benchmark outside any group (`round_trip`) is its own GROUP directory.
+            name = est.parent.parent.relative_to(group_dir).as_posix()
+            name = group if name == "." else name
+            medians[name] = data["median"]["point_estimate"] / per
         if not medians:
             print(f"no results for {group}", file=sys.stderr)
             continue

@@ -1,14 +1,17 @@
 //! Head parsing against httparse and picohttpparser on the same fixtures, in the same run,
 //! plus response encoding.
 //!
-//! Run: `cargo bench -p bufslab-http --bench codec -- --warm-up-time 1 --measurement-time 3`
+//! Run: `cargo bench -p bufslab-benches --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! (pin with `taskset -c N` on a shared machine).
 //!
 //! Fairness: every contender gets 64 header slots allocated once outside the timed loop (as a
-//! server connection would hold them) and parses the same bytes; httparse gets
-//! `MaybeUninit` slots, pico its `phr_header` array. bufslab additionally classifies every
-//! header name into `KnownHeader` and extracts the body framing (Content-Length /
-//! Transfer-Encoding / Host / Connection / Expect); the others do neither.
+//! server connection would hold them) and parses the same bytes
+//! (`http-codec/tests/fixtures/`): httparse gets `MaybeUninit` slots
+//! (`parse_with_uninit_headers`, the `Request` form of
+//! `ParserConfig::parse_request_with_uninit_headers`), picohttpparser-sys its `phr_header`
+//! array. bufslab additionally classifies every header name into `KnownHeader` and extracts the
+//! body framing (Content-Length / Transfer-Encoding / Host / Connection / Expect); the others
+//! do neither.
 
 use std::hint::black_box;
 use std::mem::MaybeUninit;
@@ -17,10 +20,10 @@ use bufslab_http::{DateCache, HeaderSlot, KnownHeader, Parser, ResponseHead, Sta
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-const TECHEMPOWER: &[u8] = include_bytes!("fixtures/techempower.http");
-const BROWSER: &[u8] = include_bytes!("fixtures/browser.http");
-const MANY_HEADERS: &[u8] = include_bytes!("fixtures/many_headers.http");
-const POST_JSON: &[u8] = include_bytes!("fixtures/post_json.http");
+const TECHEMPOWER: &[u8] = include_bytes!("../../http-codec/tests/fixtures/techempower.http");
+const BROWSER: &[u8] = include_bytes!("../../http-codec/tests/fixtures/browser.http");
+const MANY_HEADERS: &[u8] = include_bytes!("../../http-codec/tests/fixtures/many_headers.http");
+const POST_JSON: &[u8] = include_bytes!("../../http-codec/tests/fixtures/post_json.http");
 
 const SLOTS: usize = 64;
 

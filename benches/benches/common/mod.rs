@@ -1,6 +1,7 @@
-//! Scenarios shared by the pool's bench binaries. Each binary has its own global allocator
+//! Scenarios shared by the `pool_ab*` bench binaries. Each binary has its own global allocator
 //! (glibc, jemalloc, mimalloc), so the `Vec` yardstick is measured under each, in the same
-//! `cargo bench -p bufslab` run as the pool.
+//! `cargo bench -p bufslab-benches --bench 'pool_ab*'` run as the pool.
+// The allocator binaries use only `allocator_yardstick` and what it needs.
 #![allow(dead_code)]
 
 use std::cell::RefCell;
@@ -11,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bufslab::{FreeList, Pool, PoolBuf};
-use bytes::BufMut;
+use bytes::{BufMut, BytesMut};
 use criterion::{BenchmarkGroup, Criterion, Throughput};
 
 pub const BLOCK: usize = 4096;
@@ -42,6 +43,24 @@ impl Source for VecSource {
         buf.push(1);
     }
     fn fill(buf: &mut Vec<u8>) {
+        buf.resize(BLOCK, 1);
+    }
+}
+
+/// `bytes::BytesMut::with_capacity(4096)` and drop: the read buffer of a tokio-style server
+/// without a pool. It wraps a `Vec` until split or frozen, so this is the `Vec` yardstick plus
+/// `BytesMut`'s own bookkeeping.
+pub struct BytesSource;
+
+impl Source for BytesSource {
+    type Buf = BytesMut;
+    fn get(&self) -> BytesMut {
+        BytesMut::with_capacity(BLOCK)
+    }
+    fn touch(buf: &mut BytesMut) {
+        buf.put_u8(1);
+    }
+    fn fill(buf: &mut BytesMut) {
         buf.resize(BLOCK, 1);
     }
 }

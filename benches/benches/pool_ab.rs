@@ -1,6 +1,8 @@
-//! The pool against its yardsticks, per get + touch + put, in one run:
-//! `cargo bench -p bufslab` (this binary runs glibc's allocator; `jemalloc` and `mimalloc` are
-//! the sibling binaries). See the README for the figures and how to read them.
+//! The pool's free-list strategies (shared queue, shared stack, a local cache over each)
+//! against their yardsticks, in one run:
+//! `cargo bench -p bufslab-benches --bench 'pool_ab*'` (this binary runs glibc's allocator;
+//! `pool_ab_jemalloc` and `pool_ab_mimalloc` are the sibling binaries). `BENCHMARKS.md` has the
+//! figures, `pool/README.md` how to read them.
 
 mod common;
 
@@ -18,10 +20,11 @@ fn pool_benches(c: &mut Criterion) {
     let cached_queue = bench_pool::<QueueFreeList>();
     let cached_stack = bench_pool::<StackFreeList>();
 
-    // Every single-thread scenario runs the same five contenders.
+    // Every single-thread scenario runs the same six contenders.
     macro_rules! single_thread {
         ($group:literal, $scenario:ident) => {{
             let mut g = c.benchmark_group($group);
+            $scenario(&mut g, "bytes_mut", &BytesSource);
             $scenario(&mut g, "stash", &Stash);
             $scenario(&mut g, "queue", &shared(&queue));
             $scenario(&mut g, "stack", &shared(&stack));
@@ -35,6 +38,7 @@ fn pool_benches(c: &mut Criterion) {
     single_thread!("burst_256", burst);
 
     let mut g = c.benchmark_group("two_threads");
+    two_threads(&mut g, "bytes_mut", || BytesSource);
     two_threads(&mut g, "stash", || Stash);
     two_threads(&mut g, "queue", || shared(&queue));
     two_threads(&mut g, "stack", || shared(&stack));
@@ -45,6 +49,7 @@ fn pool_benches(c: &mut Criterion) {
     // The consumer thread has no cache: every block takes the remote-return path.
     let mut g = c.benchmark_group("cross_thread");
     channel_only(&mut g);
+    cross_thread(&mut g, "bytes_mut", || BytesSource);
     cross_thread(&mut g, "queue", || shared(&queue));
     cross_thread(&mut g, "stack", || shared(&stack));
     cross_thread(&mut g, "local_queue", || local(&cached_queue));

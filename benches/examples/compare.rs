@@ -2,7 +2,7 @@
 //! many rounds, and the *minimum* per-iteration time of each is kept. On a shared machine this
 //! is steadier than criterion's mean/median, because interference only ever adds time.
 //!
-//! Run: `cargo run --release -p bufslab-http --example compare [fixture | enc]`
+//! Run: `cargo run --release -p bufslab-benches --example compare [fixture | enc]`
 //! (`taskset -c N` to pin). `ONLY=1` times bufslab alone (for profiling), `ONLY=pico` / `ONLY=httparse` another one;
 //! `ROUNDS=n` sets the number of rounds (e.g. `ROUNDS=1` under callgrind).
 
@@ -13,19 +13,19 @@ use std::time::Instant;
 const F: [(&str, &[u8]); 4] = [
     (
         "techempower",
-        include_bytes!("../benches/fixtures/techempower.http"),
+        include_bytes!("../../http-codec/tests/fixtures/techempower.http"),
     ),
     (
         "browser",
-        include_bytes!("../benches/fixtures/browser.http"),
+        include_bytes!("../../http-codec/tests/fixtures/browser.http"),
     ),
     (
         "many_headers",
-        include_bytes!("../benches/fixtures/many_headers.http"),
+        include_bytes!("../../http-codec/tests/fixtures/many_headers.http"),
     ),
     (
         "post_json",
-        include_bytes!("../benches/fixtures/post_json.http"),
+        include_bytes!("../../http-codec/tests/fixtures/post_json.http"),
     ),
 ];
 /// bufslab: parse, classify, extract framing.

@@ -1,0 +1,192 @@
+//! The table and the files that carry it: `report.md` and `report.json`.
+
+use std::fmt::{self, Write as _};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::machine::Provenance;
+use crate::measure::Measurement;
+
+/// A whole run: where it ran, how it was invoked, and every scenario's measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Machine, date and revision.
+    pub provenance: Provenance,
+    /// The command that produced the report.
+    pub command: String,
+    /// One entry per scenario, in the order run.
+    pub scenarios: Vec<Measurement>,
+}
+
+/// Why a report file could not be written.
+#[derive(Debug)]
+pub enum ReportError {
+    /// Writing a file failed.
+    Io(PathBuf, io::Error),
+    /// Serializing `report.json` failed.
+    Json(serde_json::Error),
+}
+
+impl fmt::Display for ReportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReportError::Io(path, e) => write!(f, "cannot write {}: {e}", path.display()),
+            ReportError::Json(e) => write!(f, "cannot serialize the report: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReportError::Io(_, e) => Some(e),
+            ReportError::Json(e) => Some(e),
+        }
+    }
+}
+
+const HEADER: [&str; 12] = [
+    "scenario",
+    "free list",
+    "requests",
+    "warm-up",
+    "allocations",
+    "bytes",
+    "allocs/request",
+    "bytes/request",
+    "allocs/new conn",
+    "peak heap",
+    "pool rented / peak",
+    "pool misses",
+];
+
+/// The table as Markdown, columns padded so it reads the same on a terminal.
+#[must_use]
+pub fn table(measurements: &[Measurement]) -> String {
+    let rows: Vec<[String; 12]> = measurements
+        .iter()
+        .map(|m| {
+            [
+                format!("`{}`", m.scenario),
+                m.strategy.to_owned(),
+                m.requests.to_string(),
+                m.warmup.to_string(),
+                m.allocations.to_string(),
+                m.bytes.to_string(),
+                per(m.allocations_per_request()),
+                per(m.bytes_per_request()),
+                m.allocations_per_connection()
+                    .map_or_else(|| "–".to_owned(), per),
+                kib(m.peak_heap_bytes),
+                format!(
+                    "{} blocks / {}",
+                    m.pool.rented_blocks,
+                    kib(m.pool.peak_out_bytes)
+                ),
+                m.pool_misses.to_string(),
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    line(&mut out, &widths, HEADER.iter().map(|h| (*h, false)));
+    line(
+        &mut out,
+        &widths,
+        widths.iter().enumerate().map(|(i, _)| ("", i > 1)),
+    );
+    for row in &rows {
+        line(
+            &mut out,
+            &widths,
+            row.iter().enumerate().map(|(i, c)| (c.as_str(), i > 1)),
+        );
+    }
+    out
+}
+
+/// One table line; an empty cell on the rule line becomes dashes (with a `:` on the right of
+/// right-aligned columns).
+fn line<'a>(out: &mut String, widths: &[usize], cells: impl Iterator<Item = (&'a str, bool)>) {
+    for ((cell, right), &w) in cells.zip(widths) {
+        out.push_str("| ");
+        if cell.is_empty() {
+            out.push_str(&"-".repeat(w - usize::from(right)));
+            if right {
+                out.push(':');
+            }
+        } else if right {
+            let _ = write!(out, "{cell:>w$}");
+        } else {
+            let _ = write!(out, "{cell:<w$}");
+        }
+        out.push(' ');
+    }
+    out.push_str("|\n");
+}
+
+/// A per-request figure: exact zero as `0`, anything else with enough digits to see it.
+fn per(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_owned()
+    } else if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn kib(bytes: usize) -> String {
+    format!("{} KiB", bytes.div_ceil(1024))
+}
+
+/// `report.md`: the table, what its columns mean, and where it came from.
+#[must_use]
+pub fn markdown(report: &Report) -> String {
+    let p = &report.provenance;
+    let mut out = String::from("# Allocations per request: server-demo\n\n");
+    let _ = write!(
+        out,
+        "Produced by `{}` on {}, git revision `{}`.\n\
+         Machine: {}, {} cores, {}.\n\n",
+        report.command, p.date, p.git_revision, p.cpu, p.cores, p.os
+    );
+    out.push_str(&table(&report.scenarios));
+    out.push_str(
+        "\n\
+        Counts are dhat's, over every thread of the process (server and client) between two \
+        snapshots taken after warm-up: `allocations` and `bytes` are what was allocated in \
+        that window, and the per-request columns divide them by its requests. `allocs/new \
+        conn` is for scenarios that open a connection per request. `peak heap` is the \
+        largest live heap since the scenario's server started, its pool's preallocated slabs \
+        included. The pool columns are read after the window: blocks still rented, the peak \
+        of bytes out of the shared free lists, and the window's gets that found a free list \
+        empty.\n\n\
+        Server: one worker, idle eviction off, every other setting at its default. The \
+        allocation sites of each scenario, start-up included, are in `dhat-<scenario>.json` \
+        (open it in dhat's `dh_view.html`); `allocs.svg` plots each window's cumulative \
+        allocations against its requests.\n",
+    );
+    out
+}
+
+/// Writes `report.md` and `report.json` into `dir`.
+///
+/// # Errors
+/// [`ReportError`] when serializing or writing fails.
+pub fn write(dir: &Path, report: &Report) -> Result<(), ReportError> {
+    let md = dir.join("report.md");
+    std::fs::write(&md, markdown(report)).map_err(|e| ReportError::Io(md, e))?;
+    let mut json = serde_json::to_vec_pretty(report).map_err(ReportError::Json)?;
+    json.push(b'\n');
+    let path = dir.join("report.json");
+    std::fs::write(&path, json).map_err(|e| ReportError::Io(path, e))?;
+    Ok(())
+}

@@ -1,0 +1,302 @@
+//! The scenarios: what each one sends, what it expects back, and how it counts.
+
+use std::fmt;
+
+use server_demo::Strategy;
+
+use crate::client::{fnv1a, Response, FNV_START};
+
+/// Allocations a new connection may cost (connect, one request, close), enforced by the
+/// test. Measured at 0: the server preallocates its connection slots, timer links and
+/// header slots, and mio registers a socket with `epoll_ctl` alone. The bound is that
+/// measurement, so the first allocation anyone adds to the accept or close path fails CI.
+pub const ALLOCS_PER_CONNECTION_BOUND: f64 = 0.0;
+
+/// Length of the body of the `echo-1k` request.
+pub const ECHO_BODY: usize = 1024;
+
+/// Length of the body of the `echo-chunked-64k` request.
+pub const ECHO_CHUNKED_BODY: usize = 64 * 1024;
+
+/// Size of each chunk of the chunked request.
+const CHUNK: usize = 8 * 1024;
+
+/// Requests per write in `pipelined-16`.
+pub const PIPELINE: usize = 16;
+
+/// How a scenario uses its connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One keep-alive connection for the whole run: steady state must allocate nothing.
+    KeepAlive,
+    /// A new connection per request, closed after it: also counts per new connection.
+    PerConnection,
+}
+
+/// One measured workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    /// Keep-alive `GET /plaintext`, one request per write.
+    Plaintext,
+    /// Keep-alive `GET /json`.
+    Json,
+    /// Keep-alive `GET /plaintext`, 16 per write.
+    Pipelined,
+    /// Keep-alive `POST /echo` with a 1 KiB `Content-Length` body.
+    EchoLength,
+    /// Keep-alive `POST /echo` with a 64 KiB chunked body, echoed chunked.
+    EchoChunked,
+    /// Keep-alive `GET /missing`: a 404 that keeps the connection.
+    NotFound,
+    /// Connect, `GET /plaintext`, close.
+    ConnectClose,
+    /// Connect, a request without a valid header line: 400, and the server closes.
+    Malformed,
+    /// [`Scenario::Plaintext`] on a pool with the queue free list.
+    PlaintextQueue,
+    /// [`Scenario::Plaintext`] on a pool with the stack free list.
+    PlaintextStack,
+}
+
+/// A scenario name that is not one of [`Scenario::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownScenario(pub String);
+
+impl fmt::Display for UnknownScenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown scenario `{}` (known:", self.0)?;
+        for s in Scenario::ALL {
+            write!(f, " {}", s.name())?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl std::error::Error for UnknownScenario {}
+
+impl Scenario {
+    /// Every scenario, in report order.
+    pub const ALL: [Scenario; 10] = [
+        Scenario::Plaintext,
+        Scenario::Json,
+        Scenario::Pipelined,
+        Scenario::EchoLength,
+        Scenario::EchoChunked,
+        Scenario::NotFound,
+        Scenario::ConnectClose,
+        Scenario::Malformed,
+        Scenario::PlaintextQueue,
+        Scenario::PlaintextStack,
+    ];
+
+    /// The name used by `--scenario`, the report and the profile's file name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Plaintext => "plaintext",
+            Scenario::Json => "json",
+            Scenario::Pipelined => "pipelined-16",
+            Scenario::EchoLength => "echo-1k",
+            Scenario::EchoChunked => "echo-chunked-64k",
+            Scenario::NotFound => "not-found",
+            Scenario::ConnectClose => "connect-close",
+            Scenario::Malformed => "malformed-400",
+            Scenario::PlaintextQueue => "plaintext-queue",
+            Scenario::PlaintextStack => "plaintext-stack",
+        }
+    }
+
+    /// Looks a scenario up by [`name`](Self::name).
+    ///
+    /// # Errors
+    /// [`UnknownScenario`] for any other name.
+    pub fn from_name(name: &str) -> Result<Scenario, UnknownScenario> {
+        Scenario::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| UnknownScenario(name.to_owned()))
+    }
+
+    /// One line on what the scenario does.
+    #[must_use]
+    pub fn description(self) -> &'static str {
+        match self {
+            Scenario::Plaintext => "keep-alive GET /plaintext",
+            Scenario::Json => "keep-alive GET /json",
+            Scenario::Pipelined => "GET /plaintext, 16 pipelined per write",
+            Scenario::EchoLength => "keep-alive POST /echo, 1 KiB Content-Length body",
+            Scenario::EchoChunked => "keep-alive POST /echo, 64 KiB chunked body",
+            Scenario::NotFound => "keep-alive GET /missing (404)",
+            Scenario::ConnectClose => "connect, GET /plaintext, close",
+            Scenario::Malformed => "connect, malformed head (400, server closes)",
+            Scenario::PlaintextQueue => "keep-alive GET /plaintext, queue free list",
+            Scenario::PlaintextStack => "keep-alive GET /plaintext, stack free list",
+        }
+    }
+
+    /// How the scenario uses connections.
+    #[must_use]
+    pub fn shape(self) -> Shape {
+        match self {
+            Scenario::ConnectClose | Scenario::Malformed => Shape::PerConnection,
+            _ => Shape::KeepAlive,
+        }
+    }
+
+    /// The pool's free list for this scenario: the server's default except in the A/B pair.
+    #[must_use]
+    pub fn strategy(self) -> Strategy {
+        match self {
+            Scenario::PlaintextQueue => Strategy::Queue,
+            Scenario::PlaintextStack => Strategy::Stack,
+            _ => Strategy::default(),
+        }
+    }
+
+    /// Measured requests when `--requests` is not given: enough that one allocation in a
+    /// thousand requests would show, few enough that the whole report takes well under a
+    /// minute on two cores.
+    #[must_use]
+    pub fn default_requests(self) -> u64 {
+        match self {
+            Scenario::Pipelined => 160_000,
+            // 64 KiB each way per request.
+            Scenario::EchoChunked => 10_000,
+            // Every cycle is a TCP handshake and teardown, and leaves a TIME_WAIT socket.
+            Scenario::ConnectClose | Scenario::Malformed => 1_000,
+            _ => 100_000,
+        }
+    }
+
+    /// Requests sent per write: a pipelined batch counts as that many requests.
+    #[must_use]
+    pub fn per_write(self) -> u64 {
+        match self {
+            Scenario::Pipelined => PIPELINE as u64,
+            _ => 1,
+        }
+    }
+
+    /// The bytes of one write: one request, or a pipelined batch. Built once, before the
+    /// measured window.
+    #[must_use]
+    pub fn request(self) -> Vec<u8> {
+        const PLAINTEXT: &[u8] = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        match self {
+            Scenario::Plaintext
+            | Scenario::PlaintextQueue
+            | Scenario::PlaintextStack
+            | Scenario::ConnectClose => PLAINTEXT.to_vec(),
+            Scenario::Json => b"GET /json HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            Scenario::Pipelined => PLAINTEXT.repeat(PIPELINE),
+            Scenario::NotFound => b"GET /missing HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            Scenario::Malformed => b"GET /plaintext HTTP/1.1\r\nHost localhost\r\n\r\n".to_vec(),
+            Scenario::EchoLength => {
+                let mut r = format!(
+                    "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: {ECHO_BODY}\r\n\r\n"
+                )
+                .into_bytes();
+                r.extend(body(ECHO_BODY));
+                r
+            }
+            Scenario::EchoChunked => {
+                let mut r =
+                    b"POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        .to_vec();
+                for chunk in body(ECHO_CHUNKED_BODY).chunks(CHUNK) {
+                    r.extend(format!("{:x}\r\n", chunk.len()).into_bytes());
+                    r.extend(chunk);
+                    r.extend(b"\r\n");
+                }
+                r.extend(b"0\r\n\r\n");
+                r
+            }
+        }
+    }
+
+    /// What every response of this scenario must look like.
+    #[must_use]
+    pub fn expected(self) -> Expected {
+        let echo = |len: usize| Expected {
+            status: 200,
+            body_len: Some(len as u64),
+            body_hash: Some(fnv1a(FNV_START, &body(len))),
+            close: false,
+        };
+        match self {
+            Scenario::EchoLength => echo(ECHO_BODY),
+            Scenario::EchoChunked => echo(ECHO_CHUNKED_BODY),
+            Scenario::NotFound => Expected {
+                status: 404,
+                body_len: None,
+                body_hash: None,
+                close: false,
+            },
+            Scenario::Malformed => Expected {
+                status: 400,
+                body_len: None,
+                body_hash: None,
+                close: true,
+            },
+            _ => Expected {
+                status: 200,
+                body_len: None,
+                body_hash: None,
+                close: false,
+            },
+        }
+    }
+}
+
+/// The body the echo scenarios send: a byte pattern that does not repeat on a block
+/// boundary, so a misplaced copy changes the hash.
+fn body(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8).collect()
+}
+
+/// What a response must be for the scenario to count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expected {
+    /// Status code.
+    pub status: u16,
+    /// Body length, when the scenario knows it.
+    pub body_len: Option<u64>,
+    /// Body hash, when the scenario knows it (echoes).
+    pub body_hash: Option<u64>,
+    /// Whether the server must close after it.
+    pub close: bool,
+}
+
+impl Expected {
+    /// Whether `r` is what the scenario expects.
+    #[must_use]
+    pub fn matches(&self, r: &Response) -> bool {
+        r.status == self.status
+            && r.close == self.close
+            && self.body_len.map_or(true, |n| n == r.body_len)
+            && self.body_hash.map_or(true, |h| h == r.body_hash)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for s in Scenario::ALL {
+            assert_eq!(Scenario::from_name(s.name()), Ok(s));
+        }
+        assert!(Scenario::from_name("nope").is_err());
+    }
+
+    #[test]
+    fn chunked_request_is_framed() {
+        let r = Scenario::EchoChunked.request();
+        assert!(r.ends_with(b"\r\n0\r\n\r\n"));
+        assert_eq!(
+            r.windows(6).filter(|w| w == b"2000\r\n").count(),
+            ECHO_CHUNKED_BODY / CHUNK
+        );
+    }
+}

@@ -1,0 +1,499 @@
+#!/usr/bin/env bash
+# The load harness: server-demo against a hyper 1.x baseline under wrk, one command.
+# Usage and the meaning of every column: benches/load/README.md, or `run.sh --help`.
+set -Eeuo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: benches/load/run.sh [flags]
+
+Builds the release binaries, then for each round and scenario starts each server pinned to
+one CPU, warms it up, drives it with `wrk -t1` pinned to another CPU, and records requests/s,
+p50/p99 latency and the server's CPU time per request. Then RSS per idle keep-alive connection
+and syscalls per request (strace). Prints medians over the rounds.
+
+  --rounds N          rounds of every scenario and server (env ROUNDS, default 3)
+  --duration S        seconds per measured wrk run (env DURATION, default 10)
+  --warmup S          seconds of wrk before each measured run (env WARMUP, default 3)
+  --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024 (env SCENARIOS)
+  --servers LIST      comma-separated, from: server-demo,hyper (env SERVERS)
+  --parts LIST        comma-separated, from: load,rss,syscalls (env PARTS, default all)
+  --idle-conns N      idle keep-alive connections for the RSS part (env IDLE_CONNS, default 10000)
+  --strace-secs S     seconds of wrk under strace (env STRACE_SECS, default 3)
+  --server-cpu N      CPU the server is pinned to (env SERVER_CPU, default 0)
+  --client-cpu N      CPU wrk and idle_conns are pinned to (env CLIENT_CPU, default 1)
+  --out DIR           where raw results and logs go (env OUT, default
+                      $CARGO_TARGET_DIR/load-results/<time>)
+  --no-build          use the binaries already built (env BUILD=0)
+  -h, --help          this text
+
+Scenarios: pipelined = GET /plaintext, 256 connections, 16 requests pipelined per connection;
+plaintext = GET /plaintext, 64 connections; json = GET /json, 64 connections;
+c1024 = GET /plaintext, 1024 connections.
+EOF
+}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-3}
+SCENARIOS=${SCENARIOS:-pipelined,plaintext,json,c1024}
+SERVERS=${SERVERS:-server-demo,hyper}
+PARTS=${PARTS:-load,rss,syscalls}
+IDLE_CONNS=${IDLE_CONNS:-10000}
+STRACE_SECS=${STRACE_SECS:-3}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+OUT=${OUT:-}
+BUILD=${BUILD:-1}
+
+die() {
+  echo "run.sh: $*" >&2
+  exit 1
+}
+note() { echo "run.sh: $*" >&2; }
+
+need_value() { [[ $# -ge 2 ]] || die "flag $1 needs a value"; }
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --rounds) need_value "$@"; ROUNDS=$2; shift 2 ;;
+    --duration) need_value "$@"; DURATION=$2; shift 2 ;;
+    --warmup) need_value "$@"; WARMUP=$2; shift 2 ;;
+    --scenarios) need_value "$@"; SCENARIOS=$2; shift 2 ;;
+    --servers) need_value "$@"; SERVERS=$2; shift 2 ;;
+    --parts) need_value "$@"; PARTS=$2; shift 2 ;;
+    --idle-conns) need_value "$@"; IDLE_CONNS=$2; shift 2 ;;
+    --strace-secs) need_value "$@"; STRACE_SECS=$2; shift 2 ;;
+    --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
+    --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
+    --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown flag $1" ;;
+  esac
+done
+
+for v in ROUNDS DURATION WARMUP IDLE_CONNS STRACE_SECS SERVER_CPU CLIENT_CPU; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
+done
+((ROUNDS > 0 && DURATION > 0)) || die "ROUNDS and DURATION must be positive"
+[[ $SERVER_CPU != "$CLIENT_CPU" ]] || die "server and client must be on different CPUs"
+
+IFS=, read -r -a scenarios <<<"$SCENARIOS"
+IFS=, read -r -a servers <<<"$SERVERS"
+IFS=, read -r -a parts <<<"$PARTS"
+for s in "${scenarios[@]}"; do
+  [[ $s =~ ^(pipelined|plaintext|json|c1024)$ ]] || die "unknown scenario '$s'"
+done
+for s in "${servers[@]}"; do
+  [[ $s =~ ^(server-demo|hyper)$ ]] || die "unknown server '$s'"
+done
+want_part() {
+  local p
+  for p in "${parts[@]}"; do [[ $p == "$1" ]] && return 0; done
+  return 1
+}
+for p in "${parts[@]}"; do
+  [[ $p =~ ^(load|rss|syscalls)$ ]] || die "unknown part '$p'"
+done
+
+# --- tools ----------------------------------------------------------------------------------
+
+apt_install() {
+  local -a sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || return 1
+    sudo=(sudo)
+  fi
+  command -v apt-get >/dev/null || return 1
+  note "installing $* with apt-get"
+  "${sudo[@]}" apt-get install -y "$@" >/dev/null 2>&1 ||
+    { "${sudo[@]}" apt-get update >/dev/null 2>&1 && "${sudo[@]}" apt-get install -y "$@" >/dev/null 2>&1; }
+}
+need_tool() { # command package
+  command -v "$1" >/dev/null && return 0
+  apt_install "$2" && command -v "$1" >/dev/null
+}
+need_tool wrk wrk || die "wrk is missing and apt-get could not install it"
+need_tool taskset util-linux || die "taskset is missing (package util-linux)"
+need_tool curl curl || die "curl is missing and apt-get could not install it"
+if want_part syscalls && ! need_tool strace strace; then
+  note "strace is missing and apt-get could not install it: skipping the syscall part"
+  parts=("${parts[@]/syscalls/}")
+fi
+taskset -c "$SERVER_CPU" true 2>/dev/null || die "cannot pin to CPU $SERVER_CPU (see nproc)"
+taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot pin to CPU $CLIENT_CPU (see nproc)"
+clk_tck=$(getconf CLK_TCK)
+
+# Every server and client started below inherits this limit: 1024 wrk connections, and the
+# RSS part's idle connections on both the server and the idle_conns side.
+want_fds=$((IDLE_CONNS + 1024 > 20000 ? IDLE_CONNS + 1024 : 20000))
+hard_fds=$(ulimit -Hn)
+if [[ $hard_fds != unlimited ]] && ((hard_fds < want_fds)); then
+  want_fds=$hard_fds
+fi
+if ! ulimit -n "$want_fds" 2>/dev/null; then
+  note "WARNING: cannot raise the open-file limit to $want_fds (soft $(ulimit -Sn), hard $hard_fds)"
+fi
+soft_fds=$(ulimit -Sn)
+if want_part rss && ((soft_fds < IDLE_CONNS + 64)); then
+  note "WARNING: open-file limit is $soft_fds, below the $((IDLE_CONNS + 64)) that $IDLE_CONNS idle"
+  note "WARNING: connections need: the RSS part uses $((soft_fds - 64)) connections instead"
+  IDLE_CONNS=$((soft_fds - 64))
+fi
+if ((soft_fds < 1100)); then
+  note "WARNING: open-file limit $soft_fds is below 1100: the c1024 scenario will fail"
+fi
+
+# --- build ----------------------------------------------------------------------------------
+
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+[[ $target_dir == /* ]] || target_dir=$root/$target_dir
+bin=$target_dir/release
+if [[ $BUILD == 1 ]]; then
+  note "building release binaries (cargo build --release) into $target_dir"
+  (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p server-demo --bin server-demo)
+  (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p bufslab-benches \
+    --bin hyper_baseline --bin idle_conns)
+fi
+for b in server-demo hyper_baseline idle_conns; do
+  [[ -x $bin/$b ]] || die "$bin/$b is missing: run without --no-build"
+done
+
+if [[ -z $OUT ]]; then
+  OUT=$target_dir/load-results/$(date +%Y%m%d-%H%M%S)
+fi
+mkdir -p "$OUT"
+results=$OUT/results.tsv
+printf 'round\tscenario\tserver\trequests\tduration_us\trps\tp50_us\tp99_us\terrors\tuser_us_per_req\tsys_us_per_req\tserver_cpu_pct\n' >"$results"
+
+# --- processes ------------------------------------------------------------------------------
+
+SERVER_PID=
+SERVER_PORT=
+IDLE_PID=
+STRACE_PID=
+cleanup() {
+  local p
+  for p in "$STRACE_PID" "$IDLE_PID" "$SERVER_PID"; do
+    if [[ -n $p ]]; then
+      kill "$p" 2>/dev/null || true
+      wait "$p" 2>/dev/null || true
+    fi
+  done
+}
+trap cleanup EXIT
+trap 'note "failed at line $LINENO: $BASH_COMMAND"' ERR
+trap 'exit 130' INT TERM
+
+# start_server NAME LOG [EXTRA FLAGS...]: one worker on SERVER_CPU, on a port the kernel picks.
+# Port 0 rather than a fixed one: both servers use SO_REUSEPORT, so a fixed port would let
+# them silently join a stray server already listening there and share its load.
+start_server() {
+  local name=$1 log=$2
+  shift 2
+  local -a cmd
+  case $name in
+    server-demo) cmd=("$bin/server-demo" --workers 1 --addr 127.0.0.1:0) ;;
+    hyper) cmd=("$bin/hyper_baseline" --workers 1 --addr 127.0.0.1:0) ;;
+  esac
+  : >"$log"
+  taskset -c "$SERVER_CPU" "${cmd[@]}" "$@" >"$log" 2>&1 &
+  SERVER_PID=$!
+  SERVER_PORT=
+  local i
+  for ((i = 0; i < 200; i++)); do
+    SERVER_PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$log")
+    [[ -n $SERVER_PORT ]] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || die "$name exited at start: $(cat "$log")"
+    sleep 0.05
+  done
+  [[ -n $SERVER_PORT ]] || die "$name did not report its port: see $log"
+  curl -fsS -o /dev/null "http://127.0.0.1:$SERVER_PORT/plaintext" ||
+    die "$name does not answer GET /plaintext: see $log"
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+# utime and stime of the whole process (all threads), in clock ticks. The command name in
+# field 2 is cut off first: it is in parentheses and could hold spaces.
+cpu_ticks() {
+  local stat
+  stat=$(<"/proc/$1/stat")
+  stat=${stat##*) }
+  local -a f
+  read -r -a f <<<"$stat"
+  echo "${f[11]} ${f[12]}"
+}
+
+vm_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+# wrk_run SECS CONNS PATH SCRIPT [DEPTH]: prints wrk's output.
+wrk_run() {
+  local secs=$1 conns=$2 path=$3 script=$4 depth=${5:-}
+  local -a args=()
+  [[ -n $depth ]] && args=(-- "$depth")
+  taskset -c "$CLIENT_CPU" wrk -t1 -c"$conns" -d"${secs}s" --timeout 5s -s "$script" \
+    "http://127.0.0.1:$SERVER_PORT$path" "${args[@]}"
+}
+
+# wrk_field OUTPUT NAME: a value from the WRKRESULT line the Lua `done` writes.
+wrk_field() { sed -n "s/^WRKRESULT.* $2=\([0-9]*\).*/\1/p" <<<"$1"; }
+
+# Sets S_CONNS, S_PATH, S_SCRIPT and S_DEPTH for a scenario.
+scenario() {
+  S_DEPTH=
+  S_SCRIPT=$here/report.lua
+  case $1 in
+    pipelined) S_CONNS=256 S_PATH=/plaintext S_SCRIPT=$here/pipeline.lua S_DEPTH=16 ;;
+    plaintext) S_CONNS=64 S_PATH=/plaintext ;;
+    json) S_CONNS=64 S_PATH=/json ;;
+    c1024) S_CONNS=1024 S_PATH=/plaintext ;;
+  esac
+}
+
+# --- load -----------------------------------------------------------------------------------
+
+run_load() {
+  local round name sc order i log out
+  for ((round = 1; round <= ROUNDS; round++)); do
+    # Alternate which server goes first, so a drift in machine noise hits both alike.
+    order=("${servers[@]}")
+    if ((round % 2 == 0)); then
+      order=()
+      for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[i]}"); done
+    fi
+    for sc in "${scenarios[@]}"; do
+      scenario "$sc"
+      for name in "${order[@]}"; do
+        log=$OUT/server-$name-$sc-r$round.log
+        start_server "$name" "$log"
+        if ((WARMUP > 0)); then
+          wrk_run "$WARMUP" "$S_CONNS" "$S_PATH" "$S_SCRIPT" "$S_DEPTH" >"$OUT/wrk-$name-$sc-r$round-warmup.txt" 2>&1 ||
+            die "warm-up wrk failed: see $OUT/wrk-$name-$sc-r$round-warmup.txt"
+        fi
+        local t0 t1 u0 s0 u1 s1
+        read -r u0 s0 < <(cpu_ticks "$SERVER_PID")
+        t0=$EPOCHREALTIME
+        out=$(wrk_run "$DURATION" "$S_CONNS" "$S_PATH" "$S_SCRIPT" "$S_DEPTH" 2>&1) ||
+          die "wrk failed: $out"
+        t1=$EPOCHREALTIME
+        read -r u1 s1 < <(cpu_ticks "$SERVER_PID")
+        printf '%s\n' "$out" >"$OUT/wrk-$name-$sc-r$round.txt"
+        kill -0 "$SERVER_PID" 2>/dev/null || die "$name died during the run: see $log"
+        stop_server
+        local req dur p50 p99 err
+        req=$(wrk_field "$out" requests)
+        dur=$(wrk_field "$out" duration_us)
+        p50=$(wrk_field "$out" p50_us)
+        p99=$(wrk_field "$out" p99_us)
+        err=$(wrk_field "$out" errors)
+        [[ -n $req && $req -gt 0 ]] || die "no requests completed: see $OUT/wrk-$name-$sc-r$round.txt"
+        awk -v r="$round" -v sc="$sc" -v n="$name" -v req="$req" -v dur="$dur" -v p50="$p50" \
+          -v p99="$p99" -v err="$err" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$clk_tck" \
+          -v t0="$t0" -v t1="$t1" 'BEGIN {
+            rps = req * 1e6 / dur
+            uus = u * 1e6 / hz / req
+            sus = s * 1e6 / hz / req
+            pct = 100 * (u + s) / hz / (t1 - t0)
+            printf "%d\t%s\t%s\t%d\t%d\t%.0f\t%d\t%d\t%d\t%.3f\t%.3f\t%.0f\n",
+              r, sc, n, req, dur, rps, p50, p99, err, uus, sus, pct
+          }' >>"$results"
+        tail -n 1 "$results" | awk -F'\t' '
+          function lat(us) { return us > 0 ? sprintf("%6d us", us) : "     n/a" }
+          {
+            printf "  round %s  %-9s  %-11s  %9.0f req/s  p50 %s  p99 %s  CPU/req %.2f + %.2f us  (server CPU %s%%, errors %s)\n",
+              $1, $2, $3, $6, lat($7), lat($8), $10, $11, $12, $9
+          }'
+      done
+    done
+  done
+}
+
+# Medians per scenario and server, then server-demo / hyper ratios where both ran.
+print_load_table() {
+  awk -F'\t' -v order="${SCENARIOS}" -v sorder="${SERVERS}" '
+    function median(list,    v, n, i, j, t) {
+      n = split(list, v, " ")
+      if (n == 0) return 0
+      for (i = 2; i <= n; i++) {
+        t = v[i] + 0
+        for (j = i - 1; j >= 1 && v[j] + 0 > t; j--) v[j + 1] = v[j]
+        v[j + 1] = t
+      }
+      if (n % 2) return v[(n + 1) / 2]
+      return (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    function lat(us) {
+      if (us <= 0) return "n/a"
+      if (us >= 1000) return sprintf("%.2f ms", us / 1000)
+      return sprintf("%d us", us)
+    }
+    NR > 1 {
+      k = $2 SUBSEP $3
+      rps[k] = rps[k] " " $6
+      # A percentile wrk could not compute (0) is left out, not counted as 0.
+      if ($7 > 0) p50[k] = p50[k] " " $7
+      if ($8 > 0) p99[k] = p99[k] " " $8
+      usr[k] = usr[k] " " $10; sys[k] = sys[k] " " $11; pct[k] = pct[k] " " $12
+      err[k] += $9; runs[k]++
+    }
+    END {
+      ns = split(order, sc, ","); nv = split(sorder, sv, ",")
+      printf "%-10s %-12s %12s %10s %10s %28s %8s %7s %5s\n", "scenario", "server", "req/s", "p50", "p99", "server CPU/request (us)", "srv CPU", "errors", "runs"
+      printf "%-10s %-12s %12s %10s %10s %28s %8s %7s %5s\n", "", "", "", "", "", "user +   sys =  total", "", "", ""
+      for (i = 1; i <= ns; i++) {
+        for (j = 1; j <= nv; j++) {
+          k = sc[i] SUBSEP sv[j]
+          if (!(k in runs)) continue
+          mu = median(usr[k]); ms = median(sys[k])
+          m_rps[k] = median(rps[k]); m_usr[k] = mu; m_sys[k] = ms; m_p99[k] = median(p99[k])
+          printf "%-10s %-12s %12.0f %10s %10s %8.2f + %5.2f = %6.2f %7.0f%% %7d %5d\n",
+            sc[i], sv[j], m_rps[k], lat(median(p50[k])), lat(m_p99[k]), mu, ms, mu + ms,
+            median(pct[k]), err[k], runs[k]
+        }
+        a = sc[i] SUBSEP "server-demo"; b = sc[i] SUBSEP "hyper"
+        if ((a in runs) && (b in runs) && m_usr[b] + m_sys[b] > 0) {
+          p99r = "n/a"
+          if (m_p99[b] > 0 && m_p99[a] > 0) p99r = sprintf("%.2fx", m_p99[a] / m_p99[b])
+          ur = 0; if (m_usr[b] > 0) ur = m_usr[a] / m_usr[b]
+          sr = 0; if (m_sys[b] > 0) sr = m_sys[a] / m_sys[b]
+          printf "%-10s %-12s %11.2fx %10s %10s %7.2fx + %4.2fx = %5.2fx\n", sc[i], "demo/hyper",
+            m_rps[a] / m_rps[b], "", p99r, ur, sr, (m_usr[a] + m_sys[a]) / (m_usr[b] + m_sys[b])
+        }
+      }
+    }' "$results"
+}
+
+# --- RSS per idle connection ----------------------------------------------------------------
+
+# RSS of a freshly started, warmed-up server at rest, in kB.
+warm_rss() {
+  wrk_run 1 64 /plaintext "$here/report.lua" >/dev/null 2>&1 || die "warm-up wrk failed"
+  sleep 1
+  vm_rss_kb "$SERVER_PID"
+}
+
+run_rss() {
+  local name before after lean log i
+  printf 'server\tconns\trss_before_kb\trss_after_kb\tbytes_per_conn\tlean_rss_kb\tbytes_per_conn_with_slots\n' >"$OUT/rss.tsv"
+  for name in "${servers[@]}"; do
+    # server-demo preallocates a slot per connection it may ever hold (--max-conns, default
+    # 10000) at start, so "before" already pays for them. A second start with few slots gives
+    # the figure with that preallocation counted per connection.
+    lean=
+    if [[ $name == server-demo ]]; then
+      start_server "$name" "$OUT/server-$name-rss-lean.log" --max-conns 128
+      lean=$(warm_rss)
+      stop_server
+    fi
+    log=$OUT/idle-$name.log
+    note "RSS: $name, opening $IDLE_CONNS idle connections"
+    start_server "$name" "$OUT/server-$name-rss.log"
+    before=$(warm_rss)
+    : >"$log"
+    taskset -c "$CLIENT_CPU" "$bin/idle_conns" --addr "127.0.0.1:$SERVER_PORT" \
+      --conns "$IDLE_CONNS" --hold-secs 600 </dev/null >"$log" 2>&1 &
+    IDLE_PID=$!
+    for ((i = 0; i < 1200; i++)); do
+      grep -q '^ready' "$log" && break
+      kill -0 "$IDLE_PID" 2>/dev/null || die "idle_conns failed against $name: $(cat "$log")"
+      sleep 0.1
+    done
+    grep -q '^ready' "$log" || die "idle_conns did not get ready in 120 s against $name"
+    sleep 1
+    after=$(vm_rss_kb "$SERVER_PID")
+    kill "$IDLE_PID" 2>/dev/null || true
+    wait "$IDLE_PID" 2>/dev/null || true
+    IDLE_PID=
+    stop_server
+    awk -v n="$name" -v c="$IDLE_CONNS" -v b="$before" -v a="$after" -v l="${lean:-$before}" 'BEGIN {
+      printf "%s\t%d\t%d\t%d\t%.0f\t%d\t%.0f\n", n, c, b, a, (a - b) * 1024 / c, l, (a - l) * 1024 / c
+    }' >>"$OUT/rss.tsv"
+  done
+  awk -F'\t' 'NR == 1 {
+      printf "%-12s %7s %12s %12s %15s %26s\n", "server", "conns", "RSS before", "RSS after", "per conn (delta)", "per conn (with prealloc)"
+      next
+    }
+    { printf "%-12s %7d %9d kB %9d kB %13d B %24d B\n", $1, $2, $3, $4, $5, $7 }' "$OUT/rss.tsv"
+}
+
+# --- syscalls per request -------------------------------------------------------------------
+
+run_syscalls() {
+  local name out req trace
+  printf 'server\trequests\treads\tread_eagain\twrites\tepoll_waits\tall\n' >"$OUT/syscalls.tsv"
+  for name in "${servers[@]}"; do
+    note "syscalls: $name under strace for ${STRACE_SECS}s"
+    start_server "$name" "$OUT/server-$name-strace.log"
+    wrk_run 1 64 /plaintext "$here/report.lua" >/dev/null 2>&1 || die "warm-up wrk failed"
+    trace=$OUT/strace-$name.txt
+    # -f with -p attaches every thread of the process, not only the one named.
+    strace -c -f -o "$trace" -p "$SERVER_PID" 2>"$OUT/strace-$name.log" &
+    STRACE_PID=$!
+    sleep 1
+    out=$(wrk_run "$STRACE_SECS" 64 /plaintext "$here/report.lua" 2>&1) || die "wrk under strace failed: $out"
+    printf '%s\n' "$out" >"$OUT/wrk-$name-strace.txt"
+    kill -INT "$STRACE_PID" 2>/dev/null || true
+    wait "$STRACE_PID" 2>/dev/null || true
+    STRACE_PID=
+    stop_server
+    req=$(wrk_field "$out" requests)
+    [[ -n $req && $req -gt 0 ]] || die "no requests completed under strace: see $OUT/wrk-$name-strace.txt"
+    # strace -c rows: % time, seconds, usecs/call, calls, [errors], syscall.
+    awk -v n="$name" -v req="$req" '
+      $1 ~ /^[0-9.]+$/ && $NF != "total" {
+        calls = $4; errs = (NF == 6) ? $5 : 0; sc = $NF
+        if (sc ~ /^(read|readv|recvfrom|recvmsg|recvmmsg)$/) { rd += calls; eagain += errs }
+        else if (sc ~ /^(write|writev|sendto|sendmsg|sendmmsg)$/) wr += calls
+        else if (sc ~ /^epoll_(p?wait|pwait2)$/) ep += calls
+        all += calls
+      }
+      END { printf "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", n, req, rd, eagain, wr, ep, all }
+    ' "$trace" >>"$OUT/syscalls.tsv"
+  done
+  awk -F'\t' 'NR == 1 {
+      printf "%-12s %9s %10s %14s %10s %12s %10s\n", "server", "requests", "reads/req", "(EAGAIN)/req", "writes/req", "epoll_wait/req", "all/req"
+      next
+    }
+    { r = $2; printf "%-12s %9d %10.3f %14.3f %10.3f %12.3f %10.3f\n", $1, r, $3 / r, $4 / r, $5 / r, $6 / r, $7 / r }' "$OUT/syscalls.tsv"
+}
+
+# --- main -----------------------------------------------------------------------------------
+
+summary=$OUT/summary.txt
+{
+  echo "load harness: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, server on CPU $SERVER_CPU, wrk -t1 on CPU $CLIENT_CPU"
+  echo "rounds $ROUNDS, ${DURATION}s per run after ${WARMUP}s warm-up; servers: $SERVERS; scenarios: $SCENARIOS"
+  echo "open-file limit $(ulimit -Sn); raw results in $OUT"
+} | tee "$summary"
+
+if want_part load; then
+  echo
+  echo "== load (per run)"
+  run_load
+  echo
+  echo "== load: medians over $ROUNDS round(s); ratio rows are server-demo / hyper" | tee -a "$summary"
+  print_load_table | tee -a "$summary"
+fi
+if want_part rss; then
+  echo | tee -a "$summary"
+  echo "== RSS per idle keep-alive connection ($IDLE_CONNS connections, one GET /plaintext each)" | tee -a "$summary"
+  # Not piped: a pipeline would run it in a subshell, out of reach of the cleanup trap.
+  run_rss >"$OUT/rss.txt"
+  tee -a "$summary" <"$OUT/rss.txt"
+fi
+if want_part syscalls; then
+  echo | tee -a "$summary"
+  echo "== syscalls per request under strace -c -f (GET /plaintext, 64 connections, no pipelining, ${STRACE_SECS}s)" | tee -a "$summary"
+  run_syscalls >"$OUT/syscalls.txt"
+  tee -a "$summary" <"$OUT/syscalls.txt"
+fi
+echo
+note "summary in $summary"
