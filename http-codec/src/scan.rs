@@ -1,8 +1,8 @@
 //! Byte classification: lookup tables and 8-bytes-at-a-time (SWAR) scanners.
 //!
 //! Everything here is safe code. These are the portable scanners: `crate::simd` uses them on
-//! non-x86_64 targets, under Miri, and for slices shorter than 16 bytes, and its tests use them
-//! as the reference for the SSE2 versions. The SWAR scanners load 8 bytes as a little-endian `u64` and
+//! non-x86_64 targets and for slices shorter than 16 bytes, and its tests use them as the
+//! reference for the SSE2 versions. The SWAR scanners load 8 bytes as a little-endian `u64` and
 //! compute a mask whose lowest set high bit marks the first interesting byte. The classic
 //! "has a byte less than n" trick can flag false positives, but only in bytes *above* a true
 //! positive (the borrow only propagates upwards), so the lowest flagged byte is always exact,

@@ -168,6 +168,9 @@ impl<F: FreeList> Worker<F> {
                         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                             conn.readable = true;
                         }
+                        if ev.is_read_closed() || ev.is_error() {
+                            conn.read_closed = true;
+                        }
                         if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
                             conn.writable = true;
                         }
