@@ -4,13 +4,12 @@ use std::fmt;
 use std::io;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
-use std::ptr::NonNull;
 
 use bytes::buf::UninitSlice;
 use bytes::{Buf, BufMut};
 
 use crate::frozen::PoolBytes;
-use crate::slab::{FreeBlock, Slab};
+use crate::slab::FreeBlock;
 
 /// A rented block: a fixed-capacity byte buffer that goes back to its pool when dropped.
 ///
@@ -25,22 +24,11 @@ use crate::slab::{FreeBlock, Slab};
 ///
 /// A `PoolBuf` is `Send`: it may be dropped on any thread and still returns to its pool.
 pub struct PoolBuf {
-    // The block's two words as separate fields, not a `FreeBlock`: the 16-aligned pair would
-    // make every move of a `PoolBuf` a 16-byte load of a value just written as two 8-byte
-    // stores, which cannot forward and stalls; every field here is one word or less.
-    slab: NonNull<Slab>,
-    ptr: NonNull<u8>,
+    block: FreeBlock,
     start: u32,
     end: u32,
-    cap: usize,
+    cap: u32,
 }
-
-// SAFETY: a `PoolBuf` owns its block exactly as a `FreeBlock` does (which is `Send`); it adds
-// offsets only.
-unsafe impl Send for PoolBuf {}
-// SAFETY: `&PoolBuf` reads the filled bytes only, which no one else can write while the block is
-// owned by this handle.
-unsafe impl Sync for PoolBuf {}
 
 impl PoolBuf {
     /// Wraps a block the caller owns, of a class with `block_size`-byte blocks. The size comes
@@ -51,11 +39,10 @@ impl PoolBuf {
         #[cfg(feature = "debug")]
         crate::debug::on_rent(block, block_size);
         PoolBuf {
-            slab: block.slab,
-            ptr: block.ptr,
+            block,
             start: 0,
             end: 0,
-            cap: block_size,
+            cap: block_size as u32,
         }
     }
 
@@ -74,13 +61,13 @@ impl PoolBuf {
     /// The block size: the most bytes this buffer can ever hold.
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.cap
+        self.cap as usize
     }
 
     /// Room left after the filled bytes (compacting can free the consumed prefix too).
     #[inline]
     pub fn spare_capacity(&self) -> usize {
-        self.cap - self.end as usize
+        (self.cap - self.end) as usize
     }
 
     /// The unfilled tail of the block, to be written and then [`commit`](Self::commit)ted.
@@ -154,7 +141,7 @@ impl PoolBuf {
         let this = ManuallyDrop::new(self);
         // SAFETY: the handle owned the block; ownership moves to the frozen view, and
         // `ManuallyDrop` keeps this handle from returning it.
-        unsafe { PoolBytes::from_block(this.block(), this.start as usize, this.len()) }
+        unsafe { PoolBytes::from_block(this.block, this.start as usize, this.len()) }
     }
 
     /// Converts into [`bytes::Bytes`] without copying, via [`Bytes::from_owner`](bytes::Bytes::from_owner).
@@ -166,27 +153,19 @@ impl PoolBuf {
 
     #[inline]
     fn ptr(&self) -> *mut u8 {
-        self.ptr.as_ptr()
-    }
-
-    #[inline(always)]
-    fn block(&self) -> FreeBlock {
-        FreeBlock {
-            slab: self.slab,
-            ptr: self.ptr,
-        }
+        self.block.ptr.as_ptr()
     }
 
     fn block_mut(&mut self) -> &mut [u8] {
         // SAFETY: the whole block is owned by this handle and initialised.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.cap) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.cap as usize) }
     }
 }
 
 impl Drop for PoolBuf {
     #[inline]
     fn drop(&mut self) {
-        crate::frozen::give_back(&self.block());
+        crate::frozen::give_back(&self.block);
     }
 }
 
