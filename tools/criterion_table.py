@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Prints criterion medians as a Markdown table, one row per benchmark, with ratios.
 
-    python3 tools/criterion_table.py GROUP [GROUP ...] [--base NAME] [--per N]
+    python3 tools/criterion_table.py GROUP [GROUP ...] [--base NAME] [--per N [--unit WORD]]
 
 Reads target/criterion/GROUP/**/new/estimates.json (the last `cargo bench` run); a row is named
 by its path under GROUP (`accept_many/256` for a parameterised benchmark). `--base NAME`
 adds a column with each median divided by NAME's median in the same group; `--per N` divides
-times by N (e.g. 256 for a per-block figure of a 256-block burst).
+times by N (e.g. 256 for a per-block figure of a 256-block burst), and `--unit WORD` names what
+one of the N is (default `block`).
 """
 import json
 import pathlib
@@ -14,13 +15,15 @@ import sys
 
 
 def main(argv):
-    groups, base, per = [], None, 1
+    groups, base, per, unit_word = [], None, 1, "block"
     args = iter(argv)
     for arg in args:
         if arg == "--base":
             base = next(args)
         elif arg == "--per":
             per = int(next(args))
+        elif arg == "--unit":
+            unit_word = next(args)
         else:
             groups.append(arg)
     root = pathlib.Path("target/criterion")
@@ -36,7 +39,7 @@ def main(argv):
         if not medians:
             print(f"no results for {group}", file=sys.stderr)
             continue
-        unit = "ns per block" if per != 1 else "ns"
+        unit = f"ns per {unit_word}" if per != 1 else "ns"
         header = f"| {group} | median ({unit}) |"
         rule = "|---|---:|"
         if base in medians:
