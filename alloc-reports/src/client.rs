@@ -190,19 +190,7 @@ impl Client {
             self.read_chunked(&mut hash)?
         } else {
             let len = head.content_length.unwrap_or(0);
-            let mut left = len;
-            while left > 0 {
-                if self.pending().is_empty() {
-                    self.fill()?;
-                }
-                let take = self
-                    .pending()
-                    .len()
-                    .min(usize::try_from(left).unwrap_or(usize::MAX));
-                hash = fnv1a(hash, &self.pending()[..take]);
-                self.start += take;
-                left -= take as u64;
-            }
+            self.hash_body(len, &mut hash)?;
             len
         };
         Ok(Response {
@@ -211,6 +199,24 @@ impl Client {
             body_hash: hash,
             close: head.close,
         })
+    }
+
+    /// Consumes the next `len` body bytes, reading more as needed, into the running hash.
+    fn hash_body(&mut self, len: u64, hash: &mut u64) -> Result<(), ClientError> {
+        let mut left = len;
+        while left > 0 {
+            if self.pending().is_empty() {
+                self.fill()?;
+            }
+            let take = self
+                .pending()
+                .len()
+                .min(usize::try_from(left).unwrap_or(usize::MAX));
+            *hash = fnv1a(*hash, &self.pending()[..take]);
+            self.start += take;
+            left -= take as u64;
+        }
+        Ok(())
     }
 
     /// Decodes a chunked body, hashing its data; returns its decoded length.
@@ -236,19 +242,7 @@ impl Client {
                 self.start += 2;
                 return Ok(total);
             }
-            let mut left = size;
-            while left > 0 {
-                if self.pending().is_empty() {
-                    self.fill()?;
-                }
-                let take = self
-                    .pending()
-                    .len()
-                    .min(usize::try_from(left).unwrap_or(usize::MAX));
-                *hash = fnv1a(*hash, &self.pending()[..take]);
-                self.start += take;
-                left -= take as u64;
-            }
+            self.hash_body(size, hash)?;
             total += size;
             while self.pending().len() < 2 {
                 self.fill()?;

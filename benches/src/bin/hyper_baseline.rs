@@ -102,16 +102,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("hyper_baseline: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let args = match bufslab_benches::args_or_exit(
+        "hyper_baseline",
+        USAGE,
+        parse_args(std::env::args().skip(1)),
+    ) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -85,16 +85,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("idle_conns: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let args = match bufslab_benches::args_or_exit(
+        "idle_conns",
+        USAGE,
+        parse_args(std::env::args().skip(1)),
+    ) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     let request = format!("GET {} HTTP/1.1\r\nHost: {}\r\n\r\n", args.path, args.addr);
     let started = Instant::now();
