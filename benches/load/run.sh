@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The load harness: server-demo against a hyper 1.x baseline under wrk, one command.
+# The load harness: server-demo against hyper 1.x and may-minihttp baselines under wrk, one command.
 # Usage and the meaning of every column: benches/load/README.md, or `run.sh --help`.
 set -Eeuo pipefail
 
@@ -16,7 +16,7 @@ and syscalls per request (strace). Prints medians over the rounds.
   --duration S        seconds per measured wrk run (env DURATION, default 10)
   --warmup S          seconds of wrk before each measured run (env WARMUP, default 3)
   --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024 (env SCENARIOS)
-  --servers LIST      comma-separated, from: server-demo,hyper (env SERVERS)
+  --servers LIST      comma-separated, from: server-demo,hyper,may-minihttp (env SERVERS)
   --parts LIST        comma-separated, from: load,rss,syscalls (env PARTS, default all)
   --idle-conns N      idle keep-alive connections for the RSS part (env IDLE_CONNS, default 10000)
   --strace-secs S     seconds of wrk under strace (env STRACE_SECS, default 3)
@@ -40,7 +40,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
 SCENARIOS=${SCENARIOS:-pipelined,plaintext,json,c1024}
-SERVERS=${SERVERS:-server-demo,hyper}
+SERVERS=${SERVERS:-server-demo,hyper,may-minihttp}
 PARTS=${PARTS:-load,rss,syscalls}
 IDLE_CONNS=${IDLE_CONNS:-10000}
 STRACE_SECS=${STRACE_SECS:-3}
@@ -88,7 +88,7 @@ for s in "${scenarios[@]}"; do
   [[ $s =~ ^(pipelined|plaintext|json|c1024)$ ]] || die "unknown scenario '$s'"
 done
 for s in "${servers[@]}"; do
-  [[ $s =~ ^(server-demo|hyper)$ ]] || die "unknown server '$s'"
+  [[ $s =~ ^(server-demo|hyper|may-minihttp)$ ]] || die "unknown server '$s'"
 done
 want_part() {
   local p
@@ -156,9 +156,9 @@ if [[ $BUILD == 1 ]]; then
   note "building release binaries (cargo build --release) into $target_dir"
   (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p server-demo --bin server-demo)
   (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p bufslab-benches \
-    --bin hyper_baseline --bin idle_conns)
+    --bin hyper_baseline --bin may_baseline --bin idle_conns)
 fi
-for b in server-demo hyper_baseline idle_conns; do
+for b in server-demo hyper_baseline may_baseline idle_conns; do
   [[ -x $bin/$b ]] || die "$bin/$b is missing: run without --no-build"
 done
 
@@ -198,6 +198,7 @@ start_server() {
   case $name in
     server-demo) cmd=("$bin/server-demo" --workers 1 --addr 127.0.0.1:0) ;;
     hyper) cmd=("$bin/hyper_baseline" --workers 1 --addr 127.0.0.1:0) ;;
+    may-minihttp) cmd=("$bin/may_baseline" --workers 1 --addr 127.0.0.1:0) ;;
   esac
   : >"$log"
   taskset -c "$SERVER_CPU" "${cmd[@]}" "$@" >"$log" 2>&1 &
@@ -316,7 +317,7 @@ run_load() {
   done
 }
 
-# Medians per scenario and server, then server-demo / hyper ratios where both ran.
+# Medians per scenario and server, then server-demo / baseline ratios where both ran.
 print_load_table() {
   awk -F'\t' -v order="${SCENARIOS}" -v sorder="${SERVERS}" '
     function median(list,    v, n, i, j, t) {
@@ -358,13 +359,16 @@ print_load_table() {
             sc[i], sv[j], m_rps[k], lat(median(p50[k])), lat(m_p99[k]), mu, ms, mu + ms,
             median(pct[k]), err[k], runs[k]
         }
-        a = sc[i] SUBSEP "server-demo"; b = sc[i] SUBSEP "hyper"
-        if ((a in runs) && (b in runs) && m_usr[b] + m_sys[b] > 0) {
+        a = sc[i] SUBSEP "server-demo"
+        nb = split("hyper may-minihttp", base, " "); split("demo/hyper demo/may", label, " ")
+        for (x = 1; x <= nb; x++) {
+          b = sc[i] SUBSEP base[x]
+          if (!((a in runs) && (b in runs) && m_usr[b] + m_sys[b] > 0)) continue
           p99r = "n/a"
           if (m_p99[b] > 0 && m_p99[a] > 0) p99r = sprintf("%.2fx", m_p99[a] / m_p99[b])
           ur = 0; if (m_usr[b] > 0) ur = m_usr[a] / m_usr[b]
           sr = 0; if (m_sys[b] > 0) sr = m_sys[a] / m_sys[b]
-          printf "%-10s %-12s %11.2fx %10s %10s %7.2fx + %4.2fx = %5.2fx\n", sc[i], "demo/hyper",
+          printf "%-10s %-12s %11.2fx %10s %10s %7.2fx + %4.2fx = %5.2fx\n", sc[i], label[x],
             m_rps[a] / m_rps[b], "", p99r, ur, sr, (m_usr[a] + m_sys[a]) / (m_usr[b] + m_sys[b])
         }
       }
@@ -479,7 +483,7 @@ if want_part load; then
   echo "== load (per run)"
   run_load
   echo
-  echo "== load: medians over $ROUNDS round(s); ratio rows are server-demo / hyper" | tee -a "$summary"
+  echo "== load: medians over $ROUNDS round(s); ratio rows are server-demo / each baseline" | tee -a "$summary"
   print_load_table | tee -a "$summary"
 fi
 if want_part rss; then

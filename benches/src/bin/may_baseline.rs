@@ -1,0 +1,126 @@
+//! The second baseline of the load harness (`benches/load/run.sh`): may-minihttp, the
+//! coroutine-based server behind TechEmpower's fastest Rust plaintext entries, serving the
+//! endpoints the other two servers serve, set up as its own TechEmpower example is.
+//!
+//! `may_baseline [--addr ADDR] [--workers N]`: `--workers` is may's worker-thread count. Prints
+//! `listening on http://ADDR` once bound. may-minihttp binds the address itself and does not
+//! report the port it got, so port 0 is resolved first with a throwaway listener (the port is
+//! free again for the moment between the two binds).
+#![forbid(unsafe_code)]
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::process::ExitCode;
+
+use bytes::BufMut;
+use may_minihttp::{HttpService, HttpServiceFactory, Request, Response};
+use serde::Serialize;
+
+const USAGE: &str = "\
+usage: may_baseline [flags]
+
+  --addr ADDR      listen address (default 127.0.0.1:8080; port 0: any free port)
+  --workers N      may worker threads (default 1)
+  -h, --help       this text
+
+Endpoints: GET /plaintext, GET /json; 404 otherwise (may-minihttp's own router style).
+";
+
+#[derive(Serialize)]
+struct Message {
+    message: &'static str,
+}
+
+struct Service;
+
+impl HttpService for Service {
+    fn call(&mut self, req: Request, rsp: &mut Response) -> io::Result<()> {
+        match req.path() {
+            "/plaintext" => rsp.header("Content-Type: text/plain").body("Hello, World!"),
+            "/json" => {
+                rsp.header("Content-Type: application/json");
+                let msg = Message {
+                    message: "Hello, World!",
+                };
+                serde_json::to_writer(rsp.body_mut().writer(), &msg)?;
+            }
+            _ => {
+                rsp.status_code(404, "Not Found");
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Factory;
+
+impl HttpServiceFactory for Factory {
+    type Service = Service;
+
+    fn new_service(&self, _: usize) -> Service {
+        Service
+    }
+}
+
+struct Args {
+    addr: SocketAddr,
+    workers: usize,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
+    let mut parsed = Args {
+        addr: ([127, 0, 0, 1], 8080).into(),
+        workers: 1,
+    };
+    while let Some(flag) = args.next() {
+        if flag == "-h" || flag == "--help" {
+            return Ok(None);
+        }
+        let value = args
+            .next()
+            .ok_or_else(|| format!("flag `{flag}` needs a value"))?;
+        match flag.as_str() {
+            "--addr" => {
+                parsed.addr = value
+                    .parse()
+                    .map_err(|_| format!("`{value}` is not an address like 127.0.0.1:8080"))?;
+            }
+            "--workers" => {
+                parsed.workers = match value.parse() {
+                    Ok(n) if n > 0 => n,
+                    _ => return Err(format!("`{value}` is not a positive number")),
+                };
+            }
+            _ => return Err(format!("unknown flag `{flag}`")),
+        }
+    }
+    Ok(Some(parsed))
+}
+
+fn run(args: &Args) -> io::Result<()> {
+    let addr = TcpListener::bind(args.addr)?.local_addr()?;
+    may::config().set_workers(args.workers);
+    let server = Factory.start(addr)?;
+    println!("listening on http://{addr}");
+    server
+        .join()
+        .map_err(|_| io::Error::other("the server coroutine panicked"))
+}
+
+fn main() -> ExitCode {
+    let args = match bufslab_benches::args_or_exit(
+        "may_baseline",
+        USAGE,
+        parse_args(std::env::args().skip(1)),
+    ) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("may_baseline: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
