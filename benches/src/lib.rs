@@ -23,3 +23,24 @@ pub fn args_or_exit<A, E: Display>(
         }
     }
 }
+
+/// `main` of a server binary: parses the command line with `parse`, then runs `run` and turns
+/// its error into a message and status 1.
+pub fn serve_main<A, E: Display>(
+    program: &str,
+    usage: &str,
+    parse: impl FnOnce(std::iter::Skip<std::env::Args>) -> Result<Option<A>, E>,
+    run: impl FnOnce(&A) -> std::io::Result<()>,
+) -> ExitCode {
+    let args = match args_or_exit(program, usage, parse(std::env::args().skip(1))) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

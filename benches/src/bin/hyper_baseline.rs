@@ -102,21 +102,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
 }
 
 fn main() -> ExitCode {
-    let args = match bufslab_benches::args_or_exit(
-        "hyper_baseline",
-        USAGE,
-        parse_args(std::env::args().skip(1)),
-    ) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hyper_baseline: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    bufslab_benches::serve_main("hyper_baseline", USAGE, parse_args, run)
 }
 
 fn run(args: &Args) -> io::Result<()> {

@@ -108,19 +108,5 @@ fn run(args: &Args) -> io::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let args = match bufslab_benches::args_or_exit(
-        "may_baseline",
-        USAGE,
-        parse_args(std::env::args().skip(1)),
-    ) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("may_baseline: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    bufslab_benches::serve_main("may_baseline", USAGE, parse_args, run)
 }
