@@ -29,7 +29,7 @@ fn give_back_slow(block: &FreeBlock) {
     // SAFETY: the caller owns the block, so its slab is live.
     let slab = unsafe { block.slab.as_ref() };
     let (pool, class) = (slab.pool(), slab.class());
-    if crate::local_cache::put_local(pool, class, *block) {
+    if crate::local_cache::put_local(pool, class, block) {
         return;
     }
     // SAFETY: `pool` and `class` come from the block's own slab, and the caller gives the block

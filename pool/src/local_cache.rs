@@ -66,6 +66,22 @@ impl Stash {
         self.len.load(Ordering::Relaxed)
     }
 
+    /// Copies `block` into the next free slot; `false` when the stash is full. Owning thread
+    /// only (see `Stash`).
+    #[inline]
+    fn try_park(&self, block: &FreeBlock) -> bool {
+        let len = self.len.load(Ordering::Relaxed);
+        // SAFETY: owning thread, and the borrow ends within this function.
+        match unsafe { self.slots() }.get_mut(len) {
+            Some(slot) => {
+                copy_narrow(slot, block);
+                self.len.store(len + 1, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The slots.
     ///
     /// # Safety
@@ -89,25 +105,22 @@ impl Local {
         Some(block)
     }
 
-    /// Parks a returned block; `false` (block not taken) when caching is off.
-    #[inline]
-    fn push(&self, c: usize, block: FreeBlock) -> bool {
+    /// Parks a returned block, flushing half the stash first when it is full; `false` (block
+    /// not taken) when caching is off.
+    fn push(&self, c: usize, block: &FreeBlock) -> bool {
         let stash = &self.stashes[c];
-        // SAFETY: owning thread; the flush goes to the shared free list, never back here.
-        let slots = unsafe { stash.slots() };
-        let mut len = stash.len.load(Ordering::Relaxed);
-        if len >= slots.len() {
-            if slots.is_empty() {
-                return false;
-            }
-            len = self.flush_half(c, &slots[..len]);
+        if stash.try_park(block) {
+            return true;
         }
-        let Some(slot) = slots.get_mut(len) else {
+        // SAFETY: owning thread; the flush goes to the shared free list, never back here, and
+        // the borrow ends before `try_park` takes its own.
+        let slots = unsafe { stash.slots() };
+        if slots.is_empty() {
             return false;
-        };
-        *slot = block;
-        stash.len.store(len + 1, Ordering::Relaxed);
-        true
+        }
+        let keep = self.flush_half(c, slots);
+        stash.len.store(keep, Ordering::Relaxed);
+        stash.try_park(block)
     }
 
     /// Gives the newer half of a full stash back to the pool; returns the length left.
@@ -132,19 +145,10 @@ pub(crate) fn park(block: &FreeBlock) -> bool {
     };
     // SAFETY: listed `Local`s are live and owned by this thread.
     let local = unsafe { local.as_ref() };
-    let Some(stash) = local.stashes.get(slab.class()) else {
-        return false;
-    };
-    let len = stash.len.load(Ordering::Relaxed);
-    // SAFETY: owning thread (see `Stash`); the borrow ends here.
-    match unsafe { stash.slots() }.get_mut(len) {
-        Some(slot) => {
-            copy_narrow(slot, block);
-            stash.len.store(len + 1, Ordering::Relaxed);
-            true
-        }
-        None => false,
-    }
+    local
+        .stashes
+        .get(slab.class())
+        .is_some_and(|stash| stash.try_park(block))
 }
 
 /// `*slot = *block`, as two 8-byte loads. A `PoolBuf` dropped soon after it was made still
@@ -165,7 +169,7 @@ fn copy_narrow(slot: &mut FreeBlock, block: &FreeBlock) {
 
 /// Returns a block to a cache of its pool on this thread, if there is one.
 #[inline]
-pub(crate) fn put_local(pool: *const (), class: usize, block: FreeBlock) -> bool {
+pub(crate) fn put_local(pool: *const (), class: usize, block: &FreeBlock) -> bool {
     match find_local(pool) {
         // SAFETY: listed `Local`s are live and owned by this thread.
         Some(local) => unsafe { local.as_ref() }.push(class, block),
