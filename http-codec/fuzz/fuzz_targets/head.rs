@@ -3,53 +3,21 @@
 //! walked (every accessor) and its body decoded.
 #![no_main]
 
-use bufslab_http::{BodyDecoder, Config, Error, HeaderSlot, Parser, Request, Status};
+use bufslab_http::{BodyDecoder, Config, Error, HeaderSlot, Parser, Status};
 use libfuzzer_sys::fuzz_target;
 
-#[derive(Debug, PartialEq)]
-struct Seen {
-    method: Vec<u8>,
-    target: Vec<u8>,
-    head_len: usize,
-    framing: bufslab_http::BodyFraming,
-    flags: (bool, bool, bool, bool),
-    host: Option<Vec<u8>>,
-    headers: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
-}
+// The integration tests' owned summary of a parse, so both compare the same fields.
+#[path = "../../tests/common/mod.rs"]
+mod common;
+use common::{summarize, Summary};
 
-fn seen(r: &Request<'_, '_>) -> Seen {
-    Seen {
-        method: r.method().as_bytes().to_vec(),
-        target: r.target().to_vec(),
-        head_len: r.head_len(),
-        framing: r.framing(),
-        flags: (
-            r.keep_alive(),
-            r.connection_upgrade(),
-            r.expect_continue(),
-            r.connection_close(),
-        ),
-        host: r.host().map(<[u8]>::to_vec),
-        headers: r
-            .headers()
-            .map(|h| {
-                (
-                    h.name.as_bytes().to_vec(),
-                    h.raw_name.to_vec(),
-                    h.value.to_vec(),
-                )
-            })
-            .collect(),
-    }
-}
-
-fn run(cfg: Config, buf: &[u8], cuts: &[usize], slots: usize) -> Result<Option<Seen>, Error> {
+fn run(cfg: Config, buf: &[u8], cuts: &[usize], slots: usize) -> Result<Option<Summary>, Error> {
     let mut storage = vec![HeaderSlot::EMPTY; slots];
     let mut p = Parser::new(cfg);
     for &k in cuts.iter().chain(std::iter::once(&buf.len())) {
         match p.parse(&buf[..k.min(buf.len())], &mut storage)? {
             Status::Complete(r) => {
-                let s = seen(&r);
+                let s = summarize(&r);
                 assert!(s.head_len <= buf.len());
                 assert_eq!(
                     r.path().len() + r.query().map_or(0, |q| q.len() + 1),
