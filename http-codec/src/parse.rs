@@ -301,15 +301,17 @@ impl Parser {
         };
 
         // method SP (RFC 9112 §3.1). "GET " is checked as one word: it is most requests.
-        let method_end = if rl.get(start..start + 4) == Some(b"GET ") {
-            start + 3
+        let (method_end, method) = if rl.get(start..start + 4) == Some(b"GET ") {
+            (start + 3, Method::Get)
         } else if rl.get(start..start + 5) == Some(b"POST ") {
-            start + 4
+            (start + 4, Method::Post)
         } else {
             let e = find_non_tchar(rl, start);
             match rl.get(e) {
                 None => return more(),
-                Some(b' ') if e > start => e,
+                Some(b' ') if e > start => {
+                    (e, Method::from_token(rl.get(start..e).unwrap_or_default()))
+                }
                 Some(_) => return Err(Error::InvalidMethod),
             }
         };
@@ -359,11 +361,6 @@ impl Parser {
         if after - start > self.config.max_request_line {
             return Err(Error::RequestLineTooLong);
         }
-        let method = if method_end == start + 3 && rl.get(start..start + 3) == Some(b"GET") {
-            Method::Get
-        } else {
-            Method::from_token(rl.get(start..method_end).unwrap_or_default())
-        };
         let target = rl.get(ts..te).unwrap_or_default();
         let form = target_form(method, target)?;
         self.p = Progress {
@@ -435,22 +432,15 @@ impl Parser {
             } else {
                 let j = value.end;
                 match view.get(j) {
+                    // Incomplete line: the loop's exit records how far it got.
                     Some(b'\r') => match view.get(j + 1) {
                         Some(_) => return Err(Error::BareCr),
-                        None => {
-                            self.p.pos = i;
-                            self.p.headers = n;
-                            return Ok(None);
-                        }
+                        None => break,
                     },
                     Some(b'\n') if lenient_lf => (j, j + 1),
                     Some(b'\n') => return Err(Error::BareLf),
                     Some(_) => return Err(Error::InvalidHeaderValue),
-                    None => {
-                        self.p.pos = i;
-                        self.p.headers = n;
-                        return Ok(None);
-                    }
+                    None => break,
                 }
             };
             while ve > vs && matches!(view.get(ve - 1), Some(b' ' | b'\t')) {

@@ -220,11 +220,7 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     /// `memcpy` call.
     #[inline]
     pub fn finish_with_length(&mut self, n: u64, date: &DateCache) {
-        let mut itoa = itoa::Buffer::new();
-        self.buf.put_slice(b"\r\nContent-Length: ");
-        self.buf.put_slice(itoa.format(n).as_bytes());
-        self.buf.put_slice(date.line());
-        self.buf.put_slice(b"\r\n\r\n");
+        self.content_length(n).date(date).finish();
     }
 }
 
