@@ -6,6 +6,8 @@
 
 use core::fmt;
 
+use crate::scan::{load4, load8};
+
 macro_rules! known_headers {
     ($( $(#[$doc:meta])* $variant:ident => $lower:literal, $canon:literal; )+) => {
         /// A header field name the crate recognises: every name the `http` crate's `http::header`
@@ -294,22 +296,6 @@ const fn word_at(b: &[u8], at: usize, width: usize) -> u64 {
         i += 1;
     }
     w
-}
-
-#[inline(always)]
-fn load8(b: &[u8], at: usize) -> u64 {
-    match b.get(at..).and_then(|s| s.first_chunk::<8>()) {
-        Some(c) => u64::from_le_bytes(*c),
-        None => 0,
-    }
-}
-
-#[inline(always)]
-fn load4(b: &[u8], at: usize) -> u64 {
-    match b.get(at..).and_then(|s| s.first_chunk::<4>()) {
-        Some(c) => u64::from(u32::from_le_bytes(*c)),
-        None => 0,
-    }
 }
 
 /// Recognises a name that contains no byte below 0x21.

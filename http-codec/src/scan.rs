@@ -189,6 +189,24 @@ pub(crate) fn find_non_tchar(buf: &[u8], mut i: usize) -> usize {
     buf.len()
 }
 
+/// The 8 bytes at `at` as a little-endian word, or 0 when fewer remain.
+#[inline(always)]
+pub(crate) fn load8(b: &[u8], at: usize) -> u64 {
+    match b.get(at..).and_then(|s| s.first_chunk::<8>()) {
+        Some(c) => u64::from_le_bytes(*c),
+        None => 0,
+    }
+}
+
+/// The 4 bytes at `at` as a little-endian word, or 0 when fewer remain.
+#[inline(always)]
+pub(crate) fn load4(b: &[u8], at: usize) -> u64 {
+    match b.get(at..).and_then(|s| s.first_chunk::<4>()) {
+        Some(c) => u64::from(u32::from_le_bytes(*c)),
+        None => 0,
+    }
+}
+
 /// ASCII case-insensitive comparison of a field value (or part of one) with a lowercase
 /// literal made of letters, digits and `-`, a word at a time.
 ///
@@ -203,21 +221,12 @@ pub(crate) fn eq_fold(v: &[u8], lower: &[u8]) -> bool {
         return false;
     }
     // Literals are 4..=16 bytes: two overlapping loads cover them (the first and last 8, or 4).
-    let w8 = |s: &[u8], at: usize| {
-        s.get(at..)
-            .and_then(|s| s.first_chunk::<8>())
-            .map_or(0, |c| u64::from_le_bytes(*c))
-    };
-    let w4 = |s: &[u8], at: usize| {
-        s.get(at..)
-            .and_then(|s| s.first_chunk::<4>())
-            .map_or(0, |c| u32::from_le_bytes(*c))
-    };
+    debug_assert!(n <= 16, "eq_fold literal longer than 16 bytes");
     if (8..=16).contains(&n) {
-        (w8(v, 0) | F == w8(lower, 0)) & (w8(v, n - 8) | F == w8(lower, n - 8))
+        (load8(v, 0) | F == load8(lower, 0)) & (load8(v, n - 8) | F == load8(lower, n - 8))
     } else if n >= 4 {
-        const F4: u32 = 0x2020_2020;
-        (w4(v, 0) | F4 == w4(lower, 0)) & (w4(v, n - 4) | F4 == w4(lower, n - 4))
+        const F4: u64 = 0x2020_2020;
+        (load4(v, 0) | F4 == load4(lower, 0)) & (load4(v, n - 4) | F4 == load4(lower, n - 4))
     } else {
         v.iter().zip(lower).all(|(&a, &b)| a | 0x20 == b)
     }

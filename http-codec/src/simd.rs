@@ -135,18 +135,15 @@ fn find16(
     }
     // Fewer than 16 bytes left: rescan the slice's last 16 bytes and drop the lanes before `i`
     // (`i > len - 16` here, so the shift is below 16).
-    match buf.len().checked_sub(16) {
-        Some(s) => match buf.get(s..).and_then(|t| t.first_chunk::<16>()) {
-            Some(c) => {
-                let m = mask(c) >> (i - s);
-                if m != 0 {
-                    i + m.trailing_zeros() as usize
-                } else {
-                    buf.len()
-                }
+    match buf.last_chunk::<16>() {
+        Some(c) => {
+            let m = mask(c) >> (i - (buf.len() - 16));
+            if m != 0 {
+                i + m.trailing_zeros() as usize
+            } else {
+                buf.len()
             }
-            None => scalar(buf, i),
-        },
+        }
         None => scalar(buf, i),
     }
 }
