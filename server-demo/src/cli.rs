@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::config::{Config, Strategy};
+use crate::config::Config;
 
 /// The usage text printed by `--help` and after a flag error.
 pub const USAGE: &str = "\
@@ -131,19 +131,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             }
             "--pool-max-bytes" => cfg.pool.max_bytes = value(&flag, &v, COUNT)?,
             "--pool-prealloc-slabs" => cfg.pool.prealloc_slabs = value(&flag, &v, COUNT)?,
-            "--pool-strategy" => {
-                cfg.pool.strategy = match v.as_str() {
-                    "queue" => Strategy::Queue,
-                    "stack" => Strategy::Stack,
-                    _ => {
-                        return Err(CliError::BadValue {
-                            flag,
-                            value: v,
-                            expected: "queue or stack",
-                        })
-                    }
-                };
-            }
+            "--pool-strategy" => cfg.pool.strategy = value(&flag, &v, "queue or stack")?,
             _ => return Err(CliError::UnknownFlag(arg)),
         }
     }
@@ -153,6 +141,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Strategy;
 
     fn parse(s: &str) -> Result<Command, CliError> {
         parse_args(s.split_whitespace().map(str::to_owned))

@@ -33,6 +33,18 @@ impl Strategy {
     }
 }
 
+impl std::str::FromStr for Strategy {
+    type Err = ();
+
+    /// The inverse of [`Strategy::name`].
+    fn from_str(s: &str) -> Result<Self, ()> {
+        [Strategy::Queue, Strategy::Stack]
+            .into_iter()
+            .find(|st| st.name() == s)
+            .ok_or(())
+    }
+}
+
 /// How the shared buffer pool is sized. Every worker draws from the same pool through its own
 /// local cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -63,7 +63,6 @@ pub(crate) struct Worker<F: FreeList> {
     listener: Option<TcpListener>,
     conns: Vec<Conn>,
     free: Vec<u32>,
-    open: usize,
     timers: Timers,
     slots: Vec<HeaderSlot>,
     slots_owner: Option<usize>,
@@ -114,7 +113,6 @@ impl<F: FreeList> Worker<F> {
             listener: Some(listener),
             conns,
             free,
-            open: 0,
             timers: Timers::new(n, cfg.idle_timeout, cfg.header_timeout, drain),
             slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
             slots_owner: None,
@@ -184,7 +182,7 @@ impl<F: FreeList> Worker<F> {
             self.expire(now);
             self.rerun(now);
             if let Some(deadline) = self.shutdown_deadline {
-                if self.open == 0 {
+                if self.free.len() == self.conns.len() {
                     return Ok(());
                 }
                 if now >= deadline {
@@ -395,7 +393,6 @@ impl<F: FreeList> Worker<F> {
                         continue;
                     }
                     self.conns[slot].open(sock);
-                    self.open += 1;
                     let c = &self.shared.counters[self.id];
                     WorkerCounters::add(&c.accepted, 1);
                     WorkerCounters::add(&c.open, 1);
@@ -433,7 +430,6 @@ impl<F: FreeList> Worker<F> {
         let _ = self.poll.registry().deregister(&mut sock);
         drop(sock);
         self.free.push(slot as u32);
-        self.open -= 1;
         let c = &self.shared.counters[self.id];
         WorkerCounters::sub(&c.open, 1);
         if matches!(reason, CloseReason::Io | CloseReason::PeerAborted) {

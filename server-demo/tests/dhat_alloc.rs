@@ -5,9 +5,11 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
 
 use server_demo::{Config, Server};
+
+mod common;
+use common::wait_until;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -53,24 +55,15 @@ fn exchange(s: &mut TcpStream, req: &[u8], len: usize) {
     assert!(buf.starts_with(b"HTTP/1.1 200 OK\r\n"));
 }
 
-fn wait_open(server: &server_demo::ServerHandle, n: u64) {
-    let t = Instant::now();
-    while server.stats().connections_open != n {
-        assert!(t.elapsed() < Duration::from_secs(10));
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 #[test]
 fn request_path_allocates_nothing_after_warm_up() {
     let _profiler = dhat::Profiler::builder().testing().build();
+    // `common::config` has no eviction timer: `evict_idle` allocates bookkeeping, and the
+    // binary runs it every 10 s, not per request.
     let cfg = Config {
-        addr: "127.0.0.1:0".parse().unwrap(),
         workers: 1,
         max_conns: 64,
-        // `evict_idle` allocates bookkeeping; the binary runs it every 10 s, not per request.
-        evict_interval: None,
-        ..Config::default()
+        ..common::config()
     };
     let server = Server::start(cfg).unwrap();
     let addr = server.local_addr();
@@ -93,7 +86,7 @@ fn request_path_allocates_nothing_after_warm_up() {
     }
     // A second connection warms the accept and close paths.
     drop(TcpStream::connect(addr).unwrap());
-    wait_open(&server, 1);
+    wait_until("one connection open", || server.stats().connections_open == 1);
 
     // Steady state: keep-alive requests and pipelined batches.
     let before = dhat::HeapStats::get();
@@ -126,7 +119,7 @@ fn request_path_allocates_nothing_after_warm_up() {
         let mut n = TcpStream::connect(addr).unwrap();
         exchange(&mut n, PLAINTEXT, plaintext_len);
         drop(n);
-        wait_open(&server, 1);
+        wait_until("one connection open", || server.stats().connections_open == 1);
     }
     let after = dhat::HeapStats::get();
     let per_conn = after.total_blocks - before.total_blocks;

@@ -11,7 +11,7 @@ use server_demo::{Config, Server, ServerHandle};
 /// Generous: tests wait on events, never on exact timings.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A config for tests: port 0, two workers, small slabs, no eviction timer.
+/// A config for tests: port 0, two workers, 256 connection slots, no eviction timer.
 pub fn config() -> Config {
     Config {
         addr: "127.0.0.1:0".parse().unwrap(),
