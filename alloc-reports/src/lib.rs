@@ -17,7 +17,7 @@
 //! #[global_allocator]
 //! static ALLOC: dhat::Alloc = dhat::Alloc;
 //!
-//! let m = measure::run_profiled(Scenario::Json, Options::default(), Profile::Testing, &mut |_| {})?;
+//! let m = measure::run_profiled(Scenario::Json, Options::default(), Profile::Testing, &mut |_| {}, drop)?;
 //! assert_eq!(m.allocations, 0);
 //! # Ok::<(), alloc_reports::measure::MeasureError>(())
 //! ```

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use alloc_reports::chart::{self, ChartError};
 use alloc_reports::cli::{self, CliError, Command, USAGE};
 use alloc_reports::machine::Provenance;
-use alloc_reports::measure::{self, MeasureError, Options, Prepared, Profile, Stage};
+use alloc_reports::measure::{self, MeasureError, Options, Profile, Stage};
 use alloc_reports::report::{self, Report, ReportError};
 use alloc_reports::Scenario;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -85,15 +85,18 @@ fn run(scenarios: &[Scenario], options: Options, out: &Path, args: &[String]) ->
         bar.set_message(scenario.name());
         let profile = out.join(format!("dhat-{}.json", scenario.name()));
         let profile = Profile::File(&profile);
-        let prepared = Prepared::new(scenario, options);
-        let profiler = measure::start_profiler(profile);
-        let result = prepared.run(&mut |stage| match stage {
-            Stage::WarmedUp(n) | Stage::Measured(n) => bar.inc(n),
-        });
-        // dhat reports on stderr as it writes the profile; keep that above the bar.
-        bar.suspend(|| drop(profiler));
-        let m = result.map_err(|e| Error::Measure(scenario.name(), e))?;
-        measurements.push(measure::with_profile(m, profile));
+        let m = measure::run_profiled(
+            scenario,
+            options,
+            profile,
+            &mut |stage| match stage {
+                Stage::WarmedUp(n) | Stage::Measured(n) => bar.inc(n),
+            },
+            // dhat reports on stderr as it writes the profile; keep that above the bar.
+            |profiler| bar.suspend(|| drop(profiler)),
+        )
+        .map_err(|e| Error::Measure(scenario.name(), e))?;
+        measurements.push(m);
     }
     bar.finish_and_clear();
 

@@ -207,8 +207,10 @@ pub fn server_config(scenario: Scenario) -> Config {
     }
 }
 
-/// Runs `scenario` under a dhat profiler of kind `profile`, built here and dropped (which
-/// writes the profile file) before returning; `progress` hears of each stage.
+/// Runs `scenario` under a dhat profiler of kind `profile`, built here and handed to `end`
+/// before returning (`drop` it there: that ends it and writes the profile file; the binary
+/// drops it with its progress bar suspended, since dhat reports on stderr); `progress` hears
+/// of each stage.
 ///
 /// # Errors
 /// [`MeasureError`] when the server or an exchange fails.
@@ -220,12 +222,13 @@ pub fn run_profiled(
     options: Options,
     profile: Profile<'_>,
     progress: &mut dyn FnMut(Stage),
+    end: impl FnOnce(dhat::Profiler),
 ) -> Result<Measurement, MeasureError> {
     let prepared = Prepared::new(scenario, options);
     let profiler = start_profiler(profile);
     let result = prepared.run(progress);
     // The server's threads are gone by now, so the profile holds all of their allocations.
-    drop(profiler);
+    end(profiler);
     result.map(|m| with_profile(m, profile))
 }
 
@@ -234,7 +237,7 @@ pub fn run_profiled(
 /// # Panics
 /// When another dhat profiler is running.
 #[must_use]
-pub fn start_profiler(profile: Profile<'_>) -> dhat::Profiler {
+fn start_profiler(profile: Profile<'_>) -> dhat::Profiler {
     // dhat's default of 10 frames is mostly allocator internals; 16 reach the caller's caller.
     let builder = dhat::Profiler::builder().trim_backtraces(Some(16));
     match profile {
@@ -245,7 +248,7 @@ pub fn start_profiler(profile: Profile<'_>) -> dhat::Profiler {
 
 /// Records in `m` the profile it was written to.
 #[must_use]
-pub fn with_profile(mut m: Measurement, profile: Profile<'_>) -> Measurement {
+fn with_profile(mut m: Measurement, profile: Profile<'_>) -> Measurement {
     if let Profile::File(path) = profile {
         // The name alone: the report sits beside its profiles, wherever it is moved.
         m.profile = path.file_name().map(PathBuf::from);
@@ -257,7 +260,7 @@ pub fn with_profile(mut m: Measurement, profile: Profile<'_>) -> Measurement {
 /// for the samples. Built before the profiler starts, so that the profile and the peak heap
 /// are the server's alone.
 #[derive(Debug)]
-pub struct Prepared {
+struct Prepared {
     scenario: Scenario,
     client: Client,
     request: Vec<u8>,
@@ -285,7 +288,7 @@ pub fn planned_writes(scenario: Scenario, options: Options) -> (u64, u64) {
 impl Prepared {
     /// Builds everything the client side of `scenario` needs.
     #[must_use]
-    pub fn new(scenario: Scenario, options: Options) -> Prepared {
+    fn new(scenario: Scenario, options: Options) -> Prepared {
         let (warm_writes, writes) = planned_writes(scenario, options);
         let step = (writes / SAMPLES).max(1);
         Prepared {
@@ -309,7 +312,7 @@ impl Prepared {
     /// # Panics
     /// When no dhat profiler is running. dhat must be the global allocator, or every count
     /// is 0.
-    pub fn run(mut self, progress: &mut dyn FnMut(Stage)) -> Result<Measurement, MeasureError> {
+    fn run(mut self, progress: &mut dyn FnMut(Stage)) -> Result<Measurement, MeasureError> {
         let scenario = self.scenario;
         let server = Server::start(server_config(scenario))?;
         let addr = server.local_addr();

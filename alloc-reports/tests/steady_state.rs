@@ -28,7 +28,7 @@ fn no_scenario_allocates_per_request() {
             requests: Some(requests),
             warmup: WARMUP,
         };
-        let m = measure::run_profiled(scenario, options, Profile::Testing, &mut |_| {})
+        let m = measure::run_profiled(scenario, options, Profile::Testing, &mut |_| {}, drop)
             .unwrap_or_else(|e| panic!("scenario {}: {e}", scenario.name()));
         // The server's pool slabs are allocated under the profiler: a zero peak would mean
         // dhat is not counting, and every zero below would be vacuous.

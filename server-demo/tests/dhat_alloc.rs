@@ -86,7 +86,9 @@ fn request_path_allocates_nothing_after_warm_up() {
     }
     // A second connection warms the accept and close paths.
     drop(TcpStream::connect(addr).unwrap());
-    wait_until("one connection open", || server.stats().connections_open == 1);
+    wait_until("one connection open", || {
+        server.stats().connections_open == 1
+    });
 
     // Steady state: keep-alive requests and pipelined batches.
     let before = dhat::HeapStats::get();
@@ -119,7 +121,9 @@ fn request_path_allocates_nothing_after_warm_up() {
         let mut n = TcpStream::connect(addr).unwrap();
         exchange(&mut n, PLAINTEXT, plaintext_len);
         drop(n);
-        wait_until("one connection open", || server.stats().connections_open == 1);
+        wait_until("one connection open", || {
+            server.stats().connections_open == 1
+        });
     }
     let after = dhat::HeapStats::get();
     let per_conn = after.total_blocks - before.total_blocks;
