@@ -332,19 +332,27 @@ fn half_closed_client_still_gets_its_response() {
 
 #[test]
 fn responses_are_read_back_whole_by_a_slow_reader() {
-    // Backpressure: 200 pipelined requests whose answers exceed the output queue; the server
-    // must stop and resume, never drop or reorder.
+    // Backpressure: pipelined requests whose answers overflow a small client receive buffer
+    // and the server's output queue; the server must stop and resume, never drop or reorder.
+    const N: usize = 20_000;
     let server = start(config());
-    let mut c = Client::new(server.local_addr());
-    let mut batch = Vec::new();
-    for _ in 0..200 {
-        batch.extend_from_slice(GET_JSON);
-    }
-    c.send(&batch);
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect(&server.local_addr().into()).unwrap();
+    let mut c = Client::from_stream(sock.into());
+    // Written from another thread: with the server held up, the requests back up too.
+    let mut w = c.stream.try_clone().unwrap();
+    let writer = std::thread::spawn(move || w.write_all(&GET_JSON.repeat(N)).unwrap());
     std::thread::sleep(Duration::from_millis(50));
-    for _ in 0..200 {
+    // The reader has not read yet, so the server cannot have answered everything.
+    assert!(
+        server.stats().requests < N as u64,
+        "no backpressure: every response fit the buffers"
+    );
+    for _ in 0..N {
         assert_eq!(c.response().body, HELLO_JSON);
     }
+    writer.join().unwrap();
     let mut rest = [0u8; 1];
     c.stream
         .set_read_timeout(Some(Duration::from_millis(50)))
