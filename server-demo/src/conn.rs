@@ -22,7 +22,8 @@ use mio::net::TcpStream;
 
 use crate::config::SMALL_BLOCK;
 use crate::routes::{self, Persist, Reply, Route};
-use crate::stats::{ServerStats, WorkerCounters};
+use crate::server::Shared;
+use crate::stats::WorkerCounters;
 
 /// Most output blocks queued per connection (one `writev` carries them all). Eight 4 KiB
 /// blocks hold a pipelined batch of over 200 small responses, or 32 KiB of echo in flight.
@@ -228,8 +229,8 @@ pub(crate) struct Env<'a, F: FreeList> {
     pub(crate) large_block: usize,
     /// The server is shutting down: every response says `Connection: close`.
     pub(crate) shutting_down: bool,
-    /// Reads the server's statistics, for `/stats`.
-    pub(crate) stats: &'a dyn Fn() -> ServerStats,
+    /// The server's shared state, for `/stats`.
+    pub(crate) shared: &'a Shared,
 }
 
 /// A connection slot. Slots are preallocated; a free slot has no socket.
@@ -612,7 +613,7 @@ impl Conn {
             Route::Plaintext => routes::plaintext(out, &r),
             Route::Json => routes::hello_json(out, &r).map_err(|_| Blocked::OutputFull)?,
             Route::Stats => {
-                routes::json(out, &r, &(env.stats)()).map_err(|_| Blocked::OutputFull)?
+                routes::json(out, &r, &env.shared.snapshot()).map_err(|_| Blocked::OutputFull)?
             }
             Route::NotFound => routes::error(out, &r, 404, None),
             Route::MethodNotAllowed(allow) => routes::error(out, &r, 405, Some(allow)),

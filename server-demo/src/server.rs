@@ -23,6 +23,13 @@ pub(crate) struct Shared {
     pub(crate) alloc_counter: Option<fn() -> u64>,
 }
 
+impl Shared {
+    /// A snapshot of the counters and the pool. Allocates nothing.
+    pub(crate) fn snapshot(&self) -> ServerStats {
+        stats::snapshot(&self.counters, &*self.pool, self.alloc_counter)
+    }
+}
+
 /// What the handle and the housekeeping need of the pool, whichever free list it uses; the
 /// workers hold the typed pool.
 pub(crate) trait PoolView: Send + Sync {
@@ -208,11 +215,7 @@ impl ServerHandle {
     /// A snapshot of the counters and the pool. Allocates nothing.
     #[must_use]
     pub fn stats(&self) -> ServerStats {
-        stats::snapshot(
-            &self.shared.counters,
-            &*self.shared.pool,
-            self.shared.alloc_counter,
-        )
+        self.shared.snapshot()
     }
 
     /// Asks every worker to stop: listeners close at once, idle connections close, busy ones

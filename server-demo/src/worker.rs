@@ -19,7 +19,7 @@ use mio::{Events, Interest, Poll, Token};
 use crate::config::Config;
 use crate::conn::{CloseReason, Conn, Env, Next, TimerClass};
 use crate::server::Shared;
-use crate::stats::{self, WorkerCounters};
+use crate::stats::WorkerCounters;
 use crate::timer::{TimerKind, Timers};
 
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
@@ -40,7 +40,7 @@ const MAX_DRAIN: Duration = Duration::from_secs(2);
 /// The `Env` a connection runs with. A macro rather than a method: it borrows fields of the
 /// worker disjointly from `conns`, which the caller holds at the same time.
 macro_rules! env {
-    ($w:ident, $slot:expr, $shutting_down:expr, $stats:expr) => {
+    ($w:ident, $slot:expr, $shutting_down:expr) => {
         Env {
             slot: $slot,
             slots: &mut $w.slots,
@@ -51,7 +51,7 @@ macro_rules! env {
             max_body: $w.cfg.max_body,
             large_block: $w.large_block,
             shutting_down: $shutting_down,
-            stats: $stats,
+            shared: &$w.shared,
         }
     };
 }
@@ -254,9 +254,7 @@ impl<F: FreeList> Worker<F> {
     /// Runs one connection and files it where its outcome says.
     fn run_conn(&mut self, slot: usize, now: Instant) {
         let shutting_down = self.shutdown_deadline.is_some();
-        let shared = &self.shared;
-        let stats_fn = || stats::snapshot(&shared.counters, &*shared.pool, shared.alloc_counter);
-        let mut env = env!(self, slot, shutting_down, &stats_fn);
+        let mut env = env!(self, slot, shutting_down);
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
         };
@@ -273,7 +271,7 @@ impl<F: FreeList> Worker<F> {
             Next::Pool => {
                 if !conn.queued {
                     conn.queued = true;
-                    WorkerCounters::add(&shared.counters[self.id].pool_waits, 1);
+                    WorkerCounters::add(&self.shared.counters[self.id].pool_waits, 1);
                     self.pool_waiters.push(slot as u32);
                 }
             }
@@ -335,12 +333,9 @@ impl<F: FreeList> Worker<F> {
             match kind {
                 TimerKind::Header => {
                     WorkerCounters::add(&self.counters().header_timeouts, 1);
-                    let shared = &self.shared;
-                    let stats_fn =
-                        || stats::snapshot(&shared.counters, &*shared.pool, shared.alloc_counter);
-                    let mut env = env!(self, slot, true, &stats_fn);
+                    let mut env = env!(self, slot, true);
                     if self.conns[slot].head_timed_out(&mut env) {
-                        WorkerCounters::add(&shared.counters[self.id].requests, 1);
+                        WorkerCounters::add(&self.shared.counters[self.id].requests, 1);
                         self.run_conn(slot, now);
                     } else {
                         self.close(slot, CloseReason::Done);
