@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::header_name::{classify_token, KnownHeader};
 use crate::request::{flags, BodyFraming, HeaderSlot, Method, Request, TargetForm, Version};
 use crate::scan::{
-    eq_fold, find_non_tchar, list_elements, trim_ows, HOST_CHAR, SCHEME_CHAR, TCHAR,
+    eq_fold, find_non_tchar, is_token, list_elements, trim_ows, HOST_CHAR, SCHEME_CHAR,
 };
 use crate::simd::{find_name_end, find_non_vchar, scan_value};
 
@@ -624,7 +624,7 @@ fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
             // transfer-coding = token *( OWS ";" OWS transfer-parameter ); only the name
             // matters here, and it must be a token.
             let name = trim_ows(coding.split(|&b| b == b';').next().unwrap_or_default());
-            if name.is_empty() || !name.iter().all(|&b| TCHAR[b as usize]) {
+            if !is_token(name) {
                 return Err(Error::InvalidTransferEncoding);
             }
             te = (te | TE_OTHER) & !TE_CHUNKED_LAST;

@@ -12,8 +12,8 @@ use bytes::BufMut;
 use crate::date::DateCache;
 use crate::error::Error;
 use crate::header_name::KnownHeader;
-use crate::scan::TCHAR;
-use crate::simd::find_ctl;
+use crate::scan::is_token;
+use crate::simd::find_ctl_but_tab;
 
 macro_rules! status_lines {
     ($( $code:literal $reason:literal ),+ $(,)?) => {
@@ -165,7 +165,7 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     /// # Errors
     /// [`Error::InvalidHeaderName`] or [`Error::InvalidHeaderValue`]; nothing is written.
     pub fn header_raw(&mut self, name: &[u8], value: &[u8]) -> Result<&mut Self, Error> {
-        if name.is_empty() || !name.iter().all(|&b| TCHAR[b as usize]) {
+        if !is_token(name) {
             return Err(Error::InvalidHeaderName);
         }
         if !valid_value(value) {
@@ -250,15 +250,7 @@ pub fn write_last_chunk<B: BufMut>(buf: &mut B) {
 }
 
 fn valid_value(v: &[u8]) -> bool {
-    let mut i = 0;
-    loop {
-        i = find_ctl(v, i);
-        match v.get(i) {
-            None => return true,
-            Some(b'\t') => i += 1,
-            Some(_) => return false,
-        }
-    }
+    find_ctl_but_tab(v, 0) == v.len()
 }
 
 #[cfg(test)]

@@ -176,6 +176,12 @@ pub(crate) fn find_name_end_with(
     }
 }
 
+/// Whether `s` is a token (RFC 9110 §5.6.2): one or more `tchar`s.
+#[inline]
+pub(crate) fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&b| TCHAR[b as usize])
+}
+
 /// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the method scan
 /// (short, so a plain table loop).
 #[inline(always)]

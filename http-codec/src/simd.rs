@@ -210,6 +210,19 @@ pub(crate) struct Value {
     pub(crate) crlf: bool,
 }
 
+/// Index of the first control byte other than HTAB, or DEL, at or after `i` (else
+/// `buf.len()`): where a field value must end.
+#[inline]
+pub(crate) fn find_ctl_but_tab(buf: &[u8], mut i: usize) -> usize {
+    loop {
+        i = find_ctl(buf, i);
+        match buf.get(i) {
+            Some(b'\t') => i += 1,
+            _ => return i,
+        }
+    }
+}
+
 /// Scans a field value that starts at `i` (just after the `:`): skips leading SP / HTAB and
 /// finds the value's end in the same pass. In the common case (the line ends within the
 /// 16-byte chunk that holds its first control byte) the CR LF test comes from the same vector,
@@ -245,14 +258,8 @@ pub(crate) fn scan_value(buf: &[u8], i: usize) -> Value {
 
 /// The end of a value whose start is known, scanning from `from`.
 #[inline(always)]
-fn finish_value(buf: &[u8], start: usize, mut from: usize) -> Value {
-    let end = loop {
-        from = find_ctl(buf, from);
-        match buf.get(from) {
-            Some(b'\t') => from += 1,
-            _ => break from,
-        }
-    };
+fn finish_value(buf: &[u8], start: usize, from: usize) -> Value {
+    let end = find_ctl_but_tab(buf, from);
     Value {
         start,
         end,
