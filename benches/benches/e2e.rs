@@ -82,7 +82,8 @@ impl Reader {
             assert!(n > 0, "server closed before the whole response");
             filled += n;
             if total.is_none() {
-                total = head_and_body_len(&self.buf[..filled]);
+                total = bufslab_benches::response_len(&self.buf[..filled])
+                    .expect("a 200 with a Content-Length");
             }
             if let Some(total) = total {
                 if filled >= total {
@@ -94,23 +95,6 @@ impl Reader {
             assert!(filled < self.buf.len(), "response larger than 4 KiB");
         }
     }
-}
-
-/// The length of the response whose head is complete in `buf` (head plus `Content-Length`),
-/// or `None` while the head is still incomplete.
-fn head_and_body_len(buf: &[u8]) -> Option<usize> {
-    let head_len = buf.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
-    let head = std::str::from_utf8(&buf[..head_len]).expect("ASCII response head");
-    assert!(head.starts_with("HTTP/1.1 200 "), "not a 200: {head}");
-    let body_len = head
-        .split("\r\n")
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse::<usize>().expect("Content-Length value"))
-        })
-        .expect("Content-Length header");
-    Some(head_len + body_len)
 }
 
 fn keep_alive(c: &mut Criterion) {

@@ -156,7 +156,7 @@ fn open_one(addr: SocketAddr, request: &[u8]) -> io::Result<TcpStream> {
 fn read_response(s: &mut TcpStream) -> io::Result<()> {
     let mut buf = [0u8; MAX_RESPONSE];
     let mut have = 0;
-    let head_end = loop {
+    let total = loop {
         if have == buf.len() {
             return Err(invalid("response head too large"));
         }
@@ -165,23 +165,13 @@ fn read_response(s: &mut TcpStream) -> io::Result<()> {
             return Err(invalid("server closed the connection before answering"));
         }
         have += n;
-        if let Some(i) = find(&buf[..have], b"\r\n\r\n") {
-            break i + 4;
+        let parsed = bufslab_benches::response_len(&buf[..have])
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        if let Some(total) = parsed {
+            break total;
         }
     };
-    let head =
-        std::str::from_utf8(&buf[..head_end]).map_err(|_| invalid("response head is not UTF-8"))?;
-    let status = head.split(' ').nth(1).unwrap_or("");
-    if status != "200" {
-        return Err(invalid(&format!("status {status}, expected 200")));
-    }
-    let len = head
-        .split("\r\n")
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-        .ok_or_else(|| invalid("response without a Content-Length"))?;
-    let mut body_left = len.saturating_sub(have - head_end);
+    let mut body_left = total.saturating_sub(have);
     while body_left > 0 {
         let n = s.read(&mut buf[..body_left.min(MAX_RESPONSE)])?;
         if n == 0 {
@@ -190,10 +180,6 @@ fn read_response(s: &mut TcpStream) -> io::Result<()> {
         body_left -= n;
     }
     Ok(())
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 fn invalid(msg: &str) -> io::Error {
