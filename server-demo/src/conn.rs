@@ -24,6 +24,7 @@ use crate::config::SMALL_BLOCK;
 use crate::routes::{self, Persist, Reply, Route};
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
+use crate::timer::TimerKind;
 
 /// Most output blocks queued per connection (one `writev` carries them all). Eight 4 KiB
 /// blocks hold a pipelined batch of over 200 small responses, or 32 KiB of echo in flight.
@@ -306,11 +307,11 @@ impl Conn {
     }
 
     /// Which deadline applies now (see `timer.rs`).
-    pub(crate) fn timer_class(&self) -> TimerClass {
+    pub(crate) fn timer_kind(&self) -> TimerKind {
         match self.phase {
-            Phase::Drain { .. } => TimerClass::Drain,
-            Phase::Head if self.out.is_empty() && self.holds_input() => TimerClass::Header,
-            _ => TimerClass::Progress,
+            Phase::Drain { .. } => TimerKind::Drain,
+            Phase::Head if self.out.is_empty() && self.holds_input() => TimerKind::Header,
+            _ => TimerKind::Idle,
         }
     }
 
@@ -758,17 +759,6 @@ fn drain(sock: &mut TcpStream, discarded: &mut usize) -> Result<(), CloseReason>
             Err(_) => return Err(CloseReason::Done),
         }
     }
-}
-
-/// Which deadline list a connection belongs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TimerClass {
-    /// Idle between requests, or must keep making progress.
-    Progress,
-    /// A head is arriving.
-    Header,
-    /// Lingering close.
-    Drain,
 }
 
 /// What routing and framing need from a parsed head, copied out so the head's borrow of the

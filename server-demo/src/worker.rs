@@ -17,7 +17,7 @@ use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::config::Config;
-use crate::conn::{CloseReason, Conn, Env, Next, TimerClass};
+use crate::conn::{CloseReason, Conn, Env, Next};
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::{TimerKind, Timers};
@@ -279,11 +279,7 @@ impl<F: FreeList> Worker<F> {
         if shutting_down && conn.is_idle() {
             return self.close(slot, CloseReason::Done);
         }
-        let want = match conn.timer_class() {
-            TimerClass::Progress => TimerKind::Idle,
-            TimerClass::Header => TimerKind::Header,
-            TimerClass::Drain => TimerKind::Drain,
-        };
+        let want = conn.timer_kind();
         let current = self.timers.kind(slot);
         // The header deadline runs from the first byte of the head and is never extended;
         // the progress deadline moves with every byte read or written.
