@@ -148,48 +148,34 @@ fn find16(
     }
 }
 
+// Off x86-64 the scanners are the portable ones themselves.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) use crate::scan::{find_ctl, find_non_vchar, find_not_alnum_dash};
+
 /// Index of the first control byte (`< 0x20`, HTAB included) or DEL at or after `i`.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn find_ctl(buf: &[u8], i: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        find16(buf, i, x86::ctl_mask, crate::scan::find_ctl)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        crate::scan::find_ctl(buf, i)
-    }
+    find16(buf, i, x86::ctl_mask, crate::scan::find_ctl)
 }
 
 /// Index of the first byte at or after `i` that is not VCHAR (`0x21..=0x7e`).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        find16(buf, i, x86::non_vchar_mask, crate::scan::find_non_vchar)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        crate::scan::find_non_vchar(buf, i)
-    }
+    find16(buf, i, x86::non_vchar_mask, crate::scan::find_non_vchar)
 }
 
 /// Index of the first byte at or after `i` that is not `[A-Za-z0-9-]`.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        find16(
-            buf,
-            i,
-            x86::not_alnum_dash_mask,
-            crate::scan::find_not_alnum_dash,
-        )
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        crate::scan::find_not_alnum_dash(buf, i)
-    }
+    find16(
+        buf,
+        i,
+        x86::not_alnum_dash_mask,
+        crate::scan::find_not_alnum_dash,
+    )
 }
 
 /// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the field-name scan
