@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::io;
-use std::mem::ManuallyDrop;
+use std::mem::{size_of, ManuallyDrop};
 use std::ops::{Deref, DerefMut};
 
 use bytes::buf::UninitSlice;
@@ -23,26 +23,28 @@ use crate::slab::FreeBlock;
 /// handed out as a plain `&mut [u8]` and a read needs no zeroing first.
 ///
 /// A `PoolBuf` is `Send`: it may be dropped on any thread and still returns to its pool.
+///
+/// It is two words (the block's address and the two offsets), so it is passed and returned in
+/// registers; the capacity is read from the block's slab header.
 pub struct PoolBuf {
     block: FreeBlock,
     start: u32,
     end: u32,
-    cap: u32,
 }
 
+// Two registers, and `Option<PoolBuf>` costs nothing more (the address is never null).
+const _: () = assert!(size_of::<PoolBuf>() == 16 && size_of::<Option<PoolBuf>>() == 16);
+
 impl PoolBuf {
-    /// Wraps a block the caller owns, of a class with `block_size`-byte blocks. The size comes
-    /// from the class rather than the slab header, which keeps the header's cache line out of
-    /// the rent path.
+    /// Wraps a block the caller owns.
     #[inline]
-    pub(crate) fn rent(block: FreeBlock, block_size: usize) -> Self {
+    pub(crate) fn rent(block: FreeBlock) -> Self {
         #[cfg(feature = "debug")]
-        crate::debug::on_rent(block, block_size);
+        crate::debug::on_rent(block);
         PoolBuf {
             block,
             start: 0,
             end: 0,
-            cap: block_size as u32,
         }
     }
 
@@ -61,19 +63,20 @@ impl PoolBuf {
     /// The block size: the most bytes this buffer can ever hold.
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.cap as usize
+        // SAFETY: the handle owns the block, so its slab is live.
+        unsafe { self.block.slab().as_ref() }.block_size()
     }
 
     /// Room left after the filled bytes (compacting can free the consumed prefix too).
     #[inline]
     pub fn spare_capacity(&self) -> usize {
-        (self.cap - self.end) as usize
+        self.capacity() - self.end as usize
     }
 
     /// The unfilled tail of the block, to be written and then [`commit`](Self::commit)ted.
     #[inline]
     pub fn spare_mut(&mut self) -> &mut [u8] {
-        // SAFETY: `end <= cap`, the block is owned by this handle, and all its bytes are
+        // SAFETY: `end <= capacity`, the block is owned by this handle, and all its bytes are
         // initialised.
         unsafe {
             std::slice::from_raw_parts_mut(self.ptr().add(self.end as usize), self.spare_capacity())
@@ -153,19 +156,19 @@ impl PoolBuf {
 
     #[inline]
     fn ptr(&self) -> *mut u8 {
-        self.block.ptr.as_ptr()
+        self.block.ptr().as_ptr()
     }
 
     fn block_mut(&mut self) -> &mut [u8] {
         // SAFETY: the whole block is owned by this handle and initialised.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.cap as usize) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.capacity()) }
     }
 }
 
 impl Drop for PoolBuf {
     #[inline]
     fn drop(&mut self) {
-        crate::frozen::give_back(&self.block);
+        crate::frozen::give_back(self.block);
     }
 }
 
@@ -174,7 +177,7 @@ impl Deref for PoolBuf {
 
     #[inline]
     fn deref(&self) -> &[u8] {
-        // SAFETY: `start <= end <= cap`; the block is owned by this handle and initialised.
+        // SAFETY: `start <= end <= capacity`; the block is owned by this handle and initialised.
         unsafe { std::slice::from_raw_parts(self.ptr().add(self.start as usize), self.len()) }
     }
 }

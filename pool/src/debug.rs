@@ -25,54 +25,65 @@ pub(crate) unsafe fn poison_slab(slab: &Slab) {
     unsafe { slab.base().as_ptr().write_bytes(POISON, bytes) };
 }
 
-fn check_home(block: FreeBlock, slab: &Slab) -> u32 {
-    let offset = (block.ptr.as_ptr() as usize).wrapping_sub(slab.base().as_ptr() as usize);
+/// The block's index in its slab, after checking that its address is a block boundary there
+/// (a corrupted block word would lead to some other memory).
+fn check_block(block: FreeBlock, slab: &Slab) -> u32 {
+    let offset = (block.ptr().as_ptr() as usize).wrapping_sub(slab.base().as_ptr() as usize);
     assert!(
         offset % slab.block_size() == 0 && offset / slab.block_size() < slab.blocks() as usize,
-        "bufslab debug: block {:p} does not belong to the slab it names (wrong pool or class)",
-        block.ptr
+        "bufslab debug: {block:?} is not a block of the slab its address leads to"
     );
-    slab.index_of(block.ptr)
+    slab.index_of(block.ptr())
 }
 
-pub(crate) fn on_rent(block: FreeBlock, block_size: usize) {
+/// Checks that blocks handed to the free list of class `class` of the pool at `pool` are that
+/// class's: a block parked in the wrong cache or list would be handed out with the wrong size.
+pub(crate) fn on_put(pool: *const (), class: usize, blocks: &[FreeBlock]) {
+    for &block in blocks {
+        // SAFETY: the caller owns the blocks, so their slabs are live.
+        let slab = unsafe { block.slab().as_ref() };
+        assert!(
+            slab.pool() == pool && slab.class() == class,
+            "bufslab debug: block {:p} given to the wrong pool or class",
+            block.ptr()
+        );
+    }
+}
+
+pub(crate) fn on_rent(block: FreeBlock) {
     // SAFETY: the block is owned by the caller, so its slab is live.
-    let slab = unsafe { block.slab.as_ref() };
-    assert_eq!(
-        slab.block_size(),
-        block_size,
-        "bufslab debug: block {:p} handed out by the wrong class",
-        block.ptr
-    );
-    let i = check_home(block, slab);
+    let slab = unsafe { block.slab().as_ref() };
+    let i = check_block(block, slab);
     let before = slab.state(i).swap(RENTED, Ordering::AcqRel);
     assert_eq!(
-        before, FREE,
+        before,
+        FREE,
         "bufslab debug: block {:p} handed out twice",
-        block.ptr
+        block.ptr()
     );
     // SAFETY: the block was free and is now owned by the caller; all bytes are initialised.
-    let bytes = unsafe { std::slice::from_raw_parts(block.ptr.as_ptr(), slab.block_size()) };
+    let bytes = unsafe { std::slice::from_raw_parts(block.ptr().as_ptr(), slab.block_size()) };
     if let Some(at) = bytes.iter().position(|&b| b != POISON) {
         panic!(
             "bufslab debug: block {:p} was written at offset {at} after it was returned",
-            block.ptr
+            block.ptr()
         );
     }
 }
 
 pub(crate) fn on_return(block: FreeBlock) {
     // SAFETY: the block is owned by the caller, so its slab is live.
-    let slab = unsafe { block.slab.as_ref() };
-    let i = check_home(block, slab);
+    let slab = unsafe { block.slab().as_ref() };
+    let i = check_block(block, slab);
     let before = slab.state(i).swap(FREE, Ordering::AcqRel);
     assert_eq!(
-        before, RENTED,
+        before,
+        RENTED,
         "bufslab debug: block {:p} returned twice",
-        block.ptr
+        block.ptr()
     );
     // SAFETY: the caller owns the block and is giving it up; nothing else reads it now.
-    unsafe { block.ptr.as_ptr().write_bytes(POISON, slab.block_size()) };
+    unsafe { block.ptr().as_ptr().write_bytes(POISON, slab.block_size()) };
 }
 
 pub(crate) fn report_outstanding(block_size: usize, out: usize) {

@@ -12,29 +12,28 @@ use crate::slab::{FreeBlock, Slab};
 /// Returns a block to its pool: this thread's cache of the pool if it has one and room, else
 /// the slow path.
 #[inline]
-pub(crate) fn give_back(block: &FreeBlock) {
+pub(crate) fn give_back(block: FreeBlock) {
     #[cfg(feature = "debug")]
-    crate::debug::on_return(*block);
+    crate::debug::on_return(block);
     if !crate::local_cache::park(block) {
         give_back_slow(block);
     }
 }
 
 /// A full cache (flush half of it, then park) or no cache at all (the shared free list). Kept
-/// out of line so the fast path above needs no stack frame. Takes the block by reference so the
-/// shared path copies it from where it has long been, not from a fresh stack temporary.
+/// out of line so the fast path above needs no stack frame.
 #[cold]
 #[inline(never)]
-fn give_back_slow(block: &FreeBlock) {
+fn give_back_slow(block: FreeBlock) {
     // SAFETY: the caller owns the block, so its slab is live.
-    let slab = unsafe { block.slab.as_ref() };
+    let slab = unsafe { block.slab().as_ref() };
     let (pool, class) = (slab.pool(), slab.class());
     if crate::local_cache::put_local(pool, class, block) {
         return;
     }
     // SAFETY: `pool` and `class` come from the block's own slab, and the caller gives the block
     // up. `slab` is not used after this call, which may free it.
-    unsafe { (slab.home().put)(pool, class, std::slice::from_ref(block)) };
+    unsafe { (slab.home().put)(pool, class, std::slice::from_ref(&block)) };
 }
 
 /// A cheaply cloneable, read-only view of bytes in a pooled block (from [`PoolBuf::freeze`]).
@@ -65,13 +64,13 @@ impl PoolBytes {
     /// within the block.
     pub(crate) unsafe fn from_block(block: FreeBlock, offset: usize, len: usize) -> Self {
         // SAFETY: the caller owns the block, so its slab is live.
-        let slab = unsafe { block.slab.as_ref() };
-        let index = slab.index_of(block.ptr);
+        let slab = unsafe { block.slab().as_ref() };
+        let index = slab.index_of(block.ptr());
         slab.refs(index).init();
         PoolBytes {
-            slab: block.slab,
+            slab: block.slab(),
             // SAFETY: within the block, per the caller.
-            ptr: unsafe { block.ptr.add(offset) },
+            ptr: unsafe { block.ptr().add(offset) },
             len,
             index,
         }
@@ -130,8 +129,8 @@ impl Drop for PoolBytes {
         let slab = self.slab();
         if slab.refs(self.index).release() {
             // SAFETY: the last view is gone, so this thread owns the block again.
-            let block = unsafe { slab.block(self.slab, self.index) };
-            give_back(&block);
+            let block = unsafe { slab.block(self.index) };
+            give_back(block);
         }
     }
 }

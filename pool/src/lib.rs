@@ -26,11 +26,14 @@
 //!
 //! # Design
 //!
-//! **Slabs, not per-block allocations.** Memory comes in slabs: one page-aligned, zeroed
-//! allocation carved into equal blocks, with a small header (and one reference count per block)
-//! at its tail. A block finds its way home from its address alone: no handle needs a pointer to
-//! the pool, and blocks outlive every `Pool` handle — a slab is freed only once its last block
-//! is back.
+//! **Slabs, not per-block allocations.** Memory comes in slabs: one allocation carved into equal
+//! blocks (zeroed, page-aligned), with a small header (and one reference count per block) just
+//! past the next power-of-two boundary. A block finds its header from its address alone, so a
+//! free block is one word and a [`PoolBuf`] two (it travels in registers), no handle needs a
+//! pointer to the pool, and blocks outlive every `Pool` handle — a slab is freed only once its
+//! last block is back. The price is address space, not memory: a slab whose block memory is not a
+//! power of two reserves (but never writes) the gap up to the next one; the default slab (32
+//! blocks of 4 KiB) is exactly 128 KiB.
 //!
 //! **Size classes.** A pool holds one or more [`ClassConfig`]s (e.g. 4 KiB and 64 KiB blocks);
 //! a request for `n` bytes gets the smallest class with blocks of at least `n`, or
@@ -71,8 +74,9 @@
 //! allocated, pooled and rented, peak, misses, slabs and evictions. They allocate nothing.
 //!
 //! **Debug aids.** With the `debug` feature, returned blocks are poisoned and checked on the next
-//! rent (a write after return panics), a block routed to a pool or class that does not own it or
-//! returned twice panics, and a pool dropped with blocks still out says so on stderr.
+//! rent (a write after return panics), a block handed to a free list of a pool or class that
+//! does not own it, or returned twice, panics, and a pool dropped with blocks still out says so on
+//! stderr.
 //!
 //! # Allocation
 //!

@@ -69,12 +69,12 @@ impl Stash {
     /// Copies `block` into the next free slot; `false` when the stash is full. Owning thread
     /// only (see `Stash`).
     #[inline]
-    fn try_park(&self, block: &FreeBlock) -> bool {
+    fn try_park(&self, block: FreeBlock) -> bool {
         let len = self.len.load(Ordering::Relaxed);
         // SAFETY: owning thread, and the borrow ends within this function.
         match unsafe { self.slots() }.get_mut(len) {
             Some(slot) => {
-                copy_narrow(slot, block);
+                *slot = block;
                 self.len.store(len + 1, Ordering::Relaxed);
                 true
             }
@@ -107,7 +107,7 @@ impl Local {
 
     /// Parks a returned block, flushing half the stash first when it is full; `false` (block
     /// not taken) when caching is off.
-    fn push(&self, c: usize, block: &FreeBlock) -> bool {
+    fn push(&self, c: usize, block: FreeBlock) -> bool {
         let stash = &self.stashes[c];
         if stash.try_park(block) {
             return true;
@@ -137,9 +137,9 @@ impl Local {
 /// Parks a block in this thread's cache of its pool if there is one with room: the fast path of
 /// every return, with no call and no flush.
 #[inline]
-pub(crate) fn park(block: &FreeBlock) -> bool {
+pub(crate) fn park(block: FreeBlock) -> bool {
     // SAFETY: the caller owns the block, so its slab is live.
-    let slab = unsafe { block.slab.as_ref() };
+    let slab = unsafe { block.slab().as_ref() };
     let Some(local) = find_local(slab.pool()) else {
         return false;
     };
@@ -151,25 +151,9 @@ pub(crate) fn park(block: &FreeBlock) -> bool {
         .is_some_and(|stash| stash.try_park(block))
 }
 
-/// `*slot = *block`, as two 8-byte loads. A `PoolBuf` dropped soon after it was made still
-/// has its block's two words in the store buffer as two 8-byte stores; the single 16-byte load
-/// the compiler would emit cannot forward from them and stalls until they retire (on x86-64,
-/// ~10 cycles per return). Volatile reads keep the two loads from being merged.
-#[inline(always)]
-fn copy_narrow(slot: &mut FreeBlock, block: &FreeBlock) {
-    // SAFETY: both fields are plain, initialised, aligned values behind a live reference.
-    let (slab, ptr) = unsafe {
-        (
-            ptr::read_volatile(&block.slab),
-            ptr::read_volatile(&block.ptr),
-        )
-    };
-    *slot = FreeBlock { slab, ptr };
-}
-
 /// Returns a block to a cache of its pool on this thread, if there is one.
 #[inline]
-pub(crate) fn put_local(pool: *const (), class: usize, block: &FreeBlock) -> bool {
+pub(crate) fn put_local(pool: *const (), class: usize, block: FreeBlock) -> bool {
     match find_local(pool) {
         // SAFETY: listed `Local`s are live and owned by this thread.
         Some(local) => unsafe { local.as_ref() }.push(class, block),
@@ -288,7 +272,7 @@ impl<F: FreeList> LocalCache<F> {
         let shared = self.pool.shared();
         let c = shared.class_for(len)?;
         match self.local().pop(c) {
-            Some(block) => Ok(PoolBuf::rent(block, shared.classes[c].block_size)),
+            Some(block) => Ok(PoolBuf::rent(block)),
             None => self.refill(c, grow),
         }
     }
@@ -313,7 +297,7 @@ impl<F: FreeList> LocalCache<F> {
             class.note_taken(got);
             stash.len.store(got, Ordering::Relaxed);
             if let Some(block) = local.pop(c) {
-                return Ok(PoolBuf::rent(block, class.block_size));
+                return Ok(PoolBuf::rent(block));
             }
         }
         shared.take(c, grow)

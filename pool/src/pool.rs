@@ -324,7 +324,7 @@ impl<F: FreeList> Shared<F> {
         match class.free.pop() {
             Some(block) => {
                 class.note_taken(1);
-                Ok(PoolBuf::rent(block, class.block_size))
+                Ok(PoolBuf::rent(block))
             }
             None => self.take_slow(c, grow),
         }
@@ -335,7 +335,7 @@ impl<F: FreeList> Shared<F> {
         // Blocks this thread returned while it has a cache of the pool are parked there: use
         // them before growing or failing.
         if let Some(block) = crate::local_cache::take_local(Arc::as_ptr(self).cast(), c) {
-            return Ok(PoolBuf::rent(block, self.classes[c].block_size));
+            return Ok(PoolBuf::rent(block));
         }
         let class = &self.classes[c];
         let mut slabs = class.slabs.lock();
@@ -343,7 +343,7 @@ impl<F: FreeList> Shared<F> {
         if let Some(block) = class.free.pop() {
             drop(slabs);
             class.note_taken(1);
-            return Ok(PoolBuf::rent(block, class.block_size));
+            return Ok(PoolBuf::rent(block));
         }
         class.misses.fetch_add(1, Ordering::Relaxed);
         if !grow {
@@ -355,11 +355,11 @@ impl<F: FreeList> Shared<F> {
         // SAFETY: the slab is new: every block is ours; block 0 is kept for the caller.
         let first = unsafe {
             push_new_blocks(class, slab, 1);
-            slab.as_ref().block(slab, 0)
+            slab.as_ref().block(0)
         };
         drop(slabs);
         class.note_taken(1);
-        Ok(PoolBuf::rent(first, class.block_size))
+        Ok(PoolBuf::rent(first))
     }
 
     /// Allocates and registers a slab for class `c`; its blocks are not yet in the free list.
@@ -432,7 +432,7 @@ impl<F: FreeList> Shared<F> {
         }
         for block in &drained {
             // SAFETY: a free block's slab is live.
-            unsafe { block.slab.as_ref() }
+            unsafe { block.slab().as_ref() }
                 .scratch
                 .fetch_add(1, Ordering::Relaxed);
         }
@@ -451,7 +451,7 @@ impl<F: FreeList> Shared<F> {
         });
         drained.retain(|block| {
             // SAFETY: as above; doomed slabs stay allocated until `free_slabs`.
-            unsafe { block.slab.as_ref() }
+            unsafe { block.slab().as_ref() }
                 .scratch
                 .load(Ordering::Relaxed)
                 != DOOMED
@@ -530,7 +530,7 @@ unsafe fn push_new_blocks<F: FreeList>(class: &Class<F>, slab: NonNull<Slab>, fr
     let s = unsafe { slab.as_ref() };
     for i in from..s.blocks() {
         // SAFETY: `i < blocks`, and the block is owned by nobody until pushed.
-        class.free.push(unsafe { s.block(slab, i) });
+        class.free.push(unsafe { s.block(i) });
     }
 }
 
@@ -540,6 +540,8 @@ unsafe fn push_new_blocks<F: FreeList>(class: &Class<F>, slab: NonNull<Slab>, fr
 /// As [`HomeVTable::put`]: `pool` is a `Shared<F>` and the blocks of class `class` are owned by
 /// the caller, which gives them up.
 unsafe fn put_blocks<F: FreeList>(pool: *const (), class: usize, blocks: &[FreeBlock]) {
+    #[cfg(feature = "debug")]
+    crate::debug::on_put(pool, class, blocks);
     let this = pool.cast::<Shared<F>>();
     // SAFETY: the blocks are out, so their slabs are alive and hold strong counts on the pool.
     let cls = unsafe { &(*this).classes[class] };
