@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The load harness: server-demo against hyper 1.x and may-minihttp baselines under wrk, one command.
+# The load harness: server-demo against hyper 1.x and may-minihttp baselines and a do-nothing floor
+# server under wrk, one command.
 # Usage and the meaning of every column: benches/load/README.md, or `run.sh --help`.
 set -Eeuo pipefail
 
@@ -16,7 +17,7 @@ and syscalls per request (strace). Prints medians over the rounds.
   --duration S        seconds per measured wrk run (env DURATION, default 10)
   --warmup S          seconds of wrk before each measured run (env WARMUP, default 3)
   --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024 (env SCENARIOS)
-  --servers LIST      comma-separated, from: server-demo,hyper,may-minihttp (env SERVERS)
+  --servers LIST      comma-separated, from: server-demo,hyper,may-minihttp,floor (env SERVERS)
   --parts LIST        comma-separated, from: load,rss,syscalls (env PARTS, default all)
   --idle-conns N      idle keep-alive connections for the RSS part (env IDLE_CONNS, default 10000)
   --strace-secs S     seconds of wrk under strace (env STRACE_SECS, default 3)
@@ -40,7 +41,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
 SCENARIOS=${SCENARIOS:-pipelined,plaintext,json,c1024}
-SERVERS=${SERVERS:-server-demo,hyper,may-minihttp}
+SERVERS=${SERVERS:-server-demo,hyper,may-minihttp,floor}
 PARTS=${PARTS:-load,rss,syscalls}
 IDLE_CONNS=${IDLE_CONNS:-10000}
 STRACE_SECS=${STRACE_SECS:-3}
@@ -88,7 +89,7 @@ for s in "${scenarios[@]}"; do
   [[ $s =~ ^(pipelined|plaintext|json|c1024)$ ]] || die "unknown scenario '$s'"
 done
 for s in "${servers[@]}"; do
-  [[ $s =~ ^(server-demo|hyper|may-minihttp)$ ]] || die "unknown server '$s'"
+  [[ $s =~ ^(server-demo|hyper|may-minihttp|floor)$ ]] || die "unknown server '$s'"
 done
 want_part() {
   local p
@@ -156,9 +157,9 @@ if [[ $BUILD == 1 ]]; then
   note "building release binaries (cargo build --release) into $target_dir"
   (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p server-demo --bin server-demo)
   (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p bufslab-benches \
-    --bin hyper_baseline --bin may_baseline --bin idle_conns)
+    --bin hyper_baseline --bin may_baseline --bin floor_server --bin idle_conns)
 fi
-for b in server-demo hyper_baseline may_baseline idle_conns; do
+for b in server-demo hyper_baseline may_baseline floor_server idle_conns; do
   [[ -x $bin/$b ]] || die "$bin/$b is missing: run without --no-build"
 done
 
@@ -199,6 +200,7 @@ start_server() {
     server-demo) cmd=("$bin/server-demo" --workers 1 --addr 127.0.0.1:0) ;;
     hyper) cmd=("$bin/hyper_baseline" --workers 1 --addr 127.0.0.1:0) ;;
     may-minihttp) cmd=("$bin/may_baseline" --workers 1 --addr 127.0.0.1:0) ;;
+    floor) cmd=("$bin/floor_server" --addr 127.0.0.1:0) ;;
   esac
   : >"$log"
   taskset -c "$SERVER_CPU" "${cmd[@]}" "$@" >"$log" 2>&1 &
@@ -360,7 +362,8 @@ print_load_table() {
             median(pct[k]), err[k], runs[k]
         }
         a = sc[i] SUBSEP "server-demo"
-        nb = split("hyper may-minihttp", base, " "); split("demo/hyper demo/may", label, " ")
+        nb = split("hyper may-minihttp floor", base, " ")
+        split("demo/hyper demo/may demo/floor", label, " ")
         for (x = 1; x <= nb; x++) {
           b = sc[i] SUBSEP base[x]
           if (!((a in runs) && (b in runs) && m_usr[b] + m_sys[b] > 0)) continue
@@ -388,6 +391,8 @@ run_rss() {
   local name before after lean log i
   printf 'server\tconns\trss_before_kb\trss_after_kb\tbytes_per_conn\tlean_rss_kb\tbytes_per_conn_with_slots\n' >"$OUT/rss.tsv"
   for name in "${servers[@]}"; do
+    # The floor holds nothing per connection worth measuring.
+    [[ $name == floor ]] && continue
     # server-demo preallocates a slot per connection it may ever hold (--max-conns, default
     # 10000) at start, so "before" already pays for them. A second start with few slots gives
     # the figure with that preallocation counted per connection.

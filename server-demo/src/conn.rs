@@ -7,7 +7,7 @@
 //! [`Conn::drive`] runs the connection as far as it can go without blocking:
 //! flush output → process buffered input → read more, in that order, so that a connection with
 //! output pending is never read further (backpressure), and all responses to a pipelined batch
-//! leave in one `writev`.
+//! leave in one write call.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::Shutdown;
@@ -86,26 +86,19 @@ impl OutQueue {
         self.tail().ok_or(Blocked::Pool)
     }
 
-    /// Writes as much as the socket takes, one `writev` per round. Fully written blocks go
+    /// Writes as much as the socket takes, one write call per round. Fully written blocks go
     /// back to the pool at once. Returns whether everything was written.
     fn flush(&mut self, sock: &mut TcpStream) -> io::Result<bool> {
         while self.len > 0 {
             // A block reserved for output that got none (a body step that decoded only
-            // framing) goes straight back: an empty `writev` would read as a dead peer.
+            // framing) goes straight back: an empty write would read as a dead peer.
             if self.bufs[self.head].as_ref().map_or(true, |b| b.is_empty()) {
                 self.bufs[self.head] = None;
                 self.head = (self.head + 1) % OUT_BLOCKS;
                 self.len -= 1;
                 continue;
             }
-            let empty: &[u8] = &[];
-            let mut slices = [IoSlice::new(empty); OUT_BLOCKS];
-            for (i, s) in slices.iter_mut().enumerate().take(self.len) {
-                if let Some(b) = &self.bufs[(self.head + i) % OUT_BLOCKS] {
-                    *s = IoSlice::new(b);
-                }
-            }
-            match sock.write_vectored(&slices[..self.len]) {
+            match self.write_to(sock) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => self.consume(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
@@ -114,6 +107,22 @@ impl OutQueue {
             }
         }
         Ok(true)
+    }
+
+    /// One `send` of the only block (the common case: one response, or a pipelined batch that
+    /// fit one block), else one `writev` of them all. `send` spares the kernel the iovec import.
+    fn write_to(&self, sock: &mut TcpStream) -> io::Result<usize> {
+        if let (1, Some(b)) = (self.len, &self.bufs[self.head]) {
+            return sock.write(b);
+        }
+        let empty: &[u8] = &[];
+        let mut slices = [IoSlice::new(empty); OUT_BLOCKS];
+        for (i, s) in slices.iter_mut().enumerate().take(self.len) {
+            if let Some(b) = &self.bufs[(self.head + i) % OUT_BLOCKS] {
+                *s = IoSlice::new(b);
+            }
+        }
+        sock.write_vectored(&slices[..self.len])
     }
 
     fn consume(&mut self, mut n: usize) {

@@ -9,7 +9,7 @@
 //! * Accept-many: a readable listener is drained up to `accept_batch` before serving.
 //! * Rent on demand: a connection holds a read block only while it has unread input, and
 //!   output blocks only until they are written; idle keep-alive connections hold none.
-//! * Responses are encoded into pooled blocks; a pipelined batch leaves in one `writev`.
+//! * Responses are encoded into pooled blocks; a pipelined batch leaves in one write call.
 //!
 //! ```no_run
 //! use server_demo::{Config, Server};

@@ -101,6 +101,20 @@ impl Timers {
         }
     }
 
+    /// Pushes an armed `slot`'s deadline back to a full timeout from `now`, unless it was armed
+    /// less than 1/64 of the timeout ago. Progress on a busy connection then moves it along its
+    /// list about once per that grain (a second of the default minute) instead of on every
+    /// request; the price is a timeout that may fire up to 1/64 early.
+    pub(crate) fn refresh(&mut self, slot: usize, kind: TimerKind, now: Instant) {
+        let timeout = self.lists[kind as usize].timeout;
+        let fresh = self.links.get(slot).is_some_and(|l| {
+            l.kind == Some(kind) && l.deadline > now + (timeout - timeout / 64)
+        });
+        if !fresh {
+            self.arm(slot, kind, now);
+        }
+    }
+
     /// Takes `slot` off whatever list it is on.
     pub(crate) fn disarm(&mut self, slot: usize) {
         let Some(link) = self.links.get(slot).copied() else {
@@ -182,5 +196,22 @@ mod tests {
         assert_eq!(t.pop_expired(t0 + ms(60)), Some((6, TimerKind::Drain)));
         assert_eq!(t.next_deadline(), None);
         t.disarm(99); // out of range: ignored
+    }
+
+    #[test]
+    fn refresh_moves_a_slot_only_once_per_grain() {
+        let ms = Duration::from_millis;
+        let mut t = Timers::new(4, ms(640), ms(10), ms(50));
+        let t0 = Instant::now();
+        t.arm(1, TimerKind::Idle, t0);
+        t.arm(2, TimerKind::Idle, t0 + ms(1));
+        t.refresh(1, TimerKind::Idle, t0 + ms(5)); // within the 10 ms grain: stays first
+        assert_eq!(t.next_deadline(), Some(t0 + ms(640)));
+        t.refresh(1, TimerKind::Idle, t0 + ms(20)); // past it: moves behind 2
+        assert_eq!(t.next_deadline(), Some(t0 + ms(641)));
+        assert_eq!(t.pop_expired(t0 + ms(700)), Some((2, TimerKind::Idle)));
+        assert_eq!(t.pop_expired(t0 + ms(700)), Some((1, TimerKind::Idle)));
+        t.refresh(3, TimerKind::Idle, t0); // not armed: arms it
+        assert_eq!(t.kind(3), Some(TimerKind::Idle));
     }
 }

@@ -280,12 +280,12 @@ impl<F: FreeList> Worker<F> {
             return self.close(slot, CloseReason::Done);
         }
         let want = conn.timer_kind();
-        let current = self.timers.kind(slot);
         // The header deadline runs from the first byte of the head and is never extended;
-        // the progress deadline moves with every byte read or written.
-        let rearm = current != Some(want) || (want == TimerKind::Idle && turn.progress);
-        if rearm {
+        // the progress deadline moves with the bytes read or written.
+        if self.timers.kind(slot) != Some(want) {
             self.timers.arm(slot, want, now);
+        } else if want == TimerKind::Idle && turn.progress {
+            self.timers.refresh(slot, want, now);
         }
     }
 
