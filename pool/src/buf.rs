@@ -247,16 +247,19 @@ unsafe impl BufMut for PoolBuf {
         UninitSlice::new(self.spare_mut())
     }
 
-    // One bounds check and one copy, instead of the trait's chunk-by-chunk loop.
+    // One bounds check and one copy, instead of the trait's chunk-by-chunk loop; the capacity
+    // is read from the slab header once.
     #[inline]
     fn put_slice(&mut self, src: &[u8]) {
         let end = self.end as usize;
-        let spare = self.spare_capacity();
-        match self.block_mut().get_mut(end..end + src.len()) {
+        let block = self.block_mut();
+        let cap = block.len();
+        match block.get_mut(end..end + src.len()) {
             Some(dst) => dst.copy_from_slice(src),
             None => panic!(
-                "put_slice of {} bytes with {spare} spare in the block",
-                src.len()
+                "put_slice of {} bytes with {} spare in the block",
+                src.len(),
+                cap - end
             ),
         }
         self.end += src.len() as u32;

@@ -113,7 +113,7 @@ impl OutQueue {
     /// fit one block), else one `writev` of them all. `send` spares the kernel the iovec import.
     fn write_to(&self, sock: &mut TcpStream) -> io::Result<usize> {
         if let (1, Some(b)) = (self.len, &self.bufs[self.head]) {
-            return sock.write(b);
+            return crate::sys::send(sock, b);
         }
         let empty: &[u8] = &[];
         let mut slices = [IoSlice::new(empty); OUT_BLOCKS];
@@ -429,7 +429,7 @@ impl Conn {
                 break Next::Close(CloseReason::Done);
             };
             let room = buf.spare_capacity();
-            match buf.read_from(sock) {
+            match crate::sys::recv_into(sock, buf) {
                 Ok(0) => {
                     let mid_request = !buf.is_empty() || !matches!(self.phase, Phase::Head);
                     break Next::Close(if mid_request {

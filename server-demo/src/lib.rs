@@ -32,6 +32,7 @@ mod conn;
 mod routes;
 mod server;
 mod stats;
+mod sys;
 mod timer;
 mod worker;
 

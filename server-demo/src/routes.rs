@@ -23,6 +23,16 @@ const STATS_ROOM: usize = 2048;
 
 const PLAINTEXT: &[u8] = b"Hello, World!";
 
+/// The status line and fixed headers of every `/plaintext` response, precomputed (Kestrel's
+/// "precomputed header bytes"): only the date and a `Connection` header are written per
+/// response. A test checks it against what the header builder writes. (The builder starts each
+/// header line with its CRLF, so the prefix ends without one.)
+const PLAINTEXT_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nServer: server-demo";
+
+/// The same for JSON responses, up to the length, which the serialized body decides.
+const JSON_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/json";
+
 /// What a request asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -88,8 +98,14 @@ pub(crate) struct Reply<'a> {
 
 /// Writes the headers every response carries. `B` is a `PoolBuf` or a slice of one.
 fn common<B: BufMut>(h: &mut ResponseHead<'_, B>, r: &Reply<'_>) {
-    h.static_header(KnownHeader::Server, SERVER_NAME)
-        .date(r.date);
+    h.static_header(KnownHeader::Server, SERVER_NAME);
+    per_response(h, r);
+}
+
+/// The headers that change from one response to the next: `Date`, and `Connection` when the
+/// exchange needs one.
+fn per_response<B: BufMut>(h: &mut ResponseHead<'_, B>, r: &Reply<'_>) {
+    h.date(r.date);
     match r.persist {
         Persist::Default => {}
         Persist::KeepAlive10 => {
@@ -123,9 +139,14 @@ pub(crate) fn fixed(
     }
 }
 
-/// `GET /plaintext`.
+/// `GET /plaintext`. The caller reserved `HEAD_ROOM + 64` bytes.
 pub(crate) fn plaintext(out: &mut PoolBuf, r: &Reply<'_>) {
-    fixed(out, r, 200, b"text/plain", PLAINTEXT, None);
+    let mut h = ResponseHead::from_prefix(out, PLAINTEXT_HEAD);
+    per_response(&mut h, r);
+    h.finish();
+    if !r.head_only {
+        out.put_slice(PLAINTEXT);
+    }
 }
 
 /// An error or 404/405 response: status, reason phrase as the body.
@@ -167,9 +188,8 @@ pub(crate) fn json<T: Serialize>(
     let body_len = body_room - w.len();
     let mut hw: &mut [u8] = head_area;
     {
-        let mut h = ResponseHead::new(&mut hw, 200);
-        h.static_header(KnownHeader::ContentType, b"application/json")
-            .content_length(body_len as u64);
+        let mut h = ResponseHead::from_prefix(&mut hw, JSON_HEAD);
+        h.content_length(body_len as u64);
         common(&mut h, r);
         h.finish();
     }
@@ -233,6 +253,26 @@ mod tests {
             Route::MethodNotAllowed(b"GET, HEAD")
         );
         assert_eq!(Route::of(Method::Get, b"/nope"), Route::NotFound);
+    }
+
+    #[test]
+    fn the_plaintext_prefix_is_what_the_builder_writes() {
+        let pool = bufslab::Pool::new();
+        let date = DateCache::from_unix(784_111_777);
+        for persist in [Persist::Default, Persist::KeepAlive10, Persist::Close] {
+            for head_only in [false, true] {
+                let r = Reply {
+                    date: &date,
+                    persist,
+                    head_only,
+                };
+                let mut fast = pool.get(4096).unwrap();
+                plaintext(&mut fast, &r);
+                let mut built = pool.get(4096).unwrap();
+                fixed(&mut built, &r, 200, b"text/plain", PLAINTEXT, None);
+                assert_eq!(&fast[..], &built[..], "{persist:?}, head_only {head_only}");
+            }
+        }
     }
 
     #[test]

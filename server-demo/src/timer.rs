@@ -40,6 +40,9 @@ struct List {
     head: u32,
     tail: u32,
     timeout: Duration,
+    /// `timeout` less the refresh grain (1/64 of it): a deadline later than `now` plus this
+    /// was set within the grain.
+    fresh_for: Duration,
 }
 
 /// The deadline lists of one worker.
@@ -53,10 +56,11 @@ impl Timers {
     /// Lists for `slots` connections with the given timeouts.
     pub(crate) fn new(slots: usize, idle: Duration, header: Duration, drain: Duration) -> Self {
         let now = Instant::now();
-        let list = |timeout| List {
+        let list = |timeout: Duration| List {
             head: NIL,
             tail: NIL,
             timeout,
+            fresh_for: timeout - timeout / 64,
         };
         Timers {
             links: vec![
@@ -106,10 +110,11 @@ impl Timers {
     /// list about once per that grain (a second of the default minute) instead of on every
     /// request; the price is a timeout that may fire up to 1/64 early.
     pub(crate) fn refresh(&mut self, slot: usize, kind: TimerKind, now: Instant) {
-        let timeout = self.lists[kind as usize].timeout;
-        let fresh = self.links.get(slot).is_some_and(|l| {
-            l.kind == Some(kind) && l.deadline > now + (timeout - timeout / 64)
-        });
+        let fresh_for = self.lists[kind as usize].fresh_for;
+        let fresh = self
+            .links
+            .get(slot)
+            .is_some_and(|l| l.kind == Some(kind) && l.deadline > now + fresh_for);
         if !fresh {
             self.arm(slot, kind, now);
         }
