@@ -18,9 +18,12 @@ and syscalls per request (strace). Prints medians over the rounds.
   --warmup S          seconds of wrk before each measured run (env WARMUP, default 3)
   --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024 (env SCENARIOS)
   --servers LIST      comma-separated, from: server-demo,hyper,may-minihttp,floor (env SERVERS)
-  --parts LIST        comma-separated, from: load,rss,syscalls (env PARTS, default all)
+  --parts LIST        comma-separated, from: load,rss,syscalls,instructions (env PARTS,
+                      default all)
   --idle-conns N      idle keep-alive connections for the RSS part (env IDLE_CONNS, default 10000)
   --strace-secs S     seconds of wrk under strace (env STRACE_SECS, default 3)
+  --instr-secs S      seconds of wrk against each server under callgrind (env INSTR_SECS,
+                      default 5)
   --server-cpu N      CPU the server is pinned to (env SERVER_CPU, default 0)
   --client-cpu N      CPU wrk and idle_conns are pinned to (env CLIENT_CPU, default 1)
   --out DIR           where raw results and logs go (env OUT, default
@@ -42,9 +45,10 @@ DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
 SCENARIOS=${SCENARIOS:-pipelined,plaintext,json,c1024}
 SERVERS=${SERVERS:-server-demo,hyper,may-minihttp,floor}
-PARTS=${PARTS:-load,rss,syscalls}
+PARTS=${PARTS:-load,rss,syscalls,instructions}
 IDLE_CONNS=${IDLE_CONNS:-10000}
 STRACE_SECS=${STRACE_SECS:-3}
+INSTR_SECS=${INSTR_SECS:-5}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 OUT=${OUT:-}
@@ -67,6 +71,7 @@ while [[ $# -gt 0 ]]; do
     --parts) need_value "$@"; PARTS=$2; shift 2 ;;
     --idle-conns) need_value "$@"; IDLE_CONNS=$2; shift 2 ;;
     --strace-secs) need_value "$@"; STRACE_SECS=$2; shift 2 ;;
+    --instr-secs) need_value "$@"; INSTR_SECS=$2; shift 2 ;;
     --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
     --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
     --out) need_value "$@"; OUT=$2; shift 2 ;;
@@ -76,7 +81,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-for v in ROUNDS DURATION WARMUP IDLE_CONNS STRACE_SECS SERVER_CPU CLIENT_CPU; do
+for v in ROUNDS DURATION WARMUP IDLE_CONNS STRACE_SECS INSTR_SECS SERVER_CPU CLIENT_CPU; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 ((ROUNDS > 0 && DURATION > 0)) || die "ROUNDS and DURATION must be positive"
@@ -97,7 +102,7 @@ want_part() {
   return 1
 }
 for p in "${parts[@]}"; do
-  [[ $p =~ ^(load|rss|syscalls)$ ]] || die "unknown part '$p'"
+  [[ $p =~ ^(load|rss|syscalls|instructions)$ ]] || die "unknown part '$p'"
 done
 
 # --- tools ----------------------------------------------------------------------------------
@@ -123,6 +128,10 @@ need_tool curl curl || die "curl is missing and apt-get could not install it"
 if want_part syscalls && ! need_tool strace strace; then
   note "strace is missing and apt-get could not install it: skipping the syscall part"
   parts=("${parts[@]/syscalls/}")
+fi
+if want_part instructions && ! need_tool callgrind_control valgrind; then
+  note "valgrind is missing and apt-get could not install it: skipping the instructions part"
+  parts=("${parts[@]/instructions/}")
 fi
 taskset -c "$SERVER_CPU" true 2>/dev/null || die "cannot pin to CPU $SERVER_CPU (see nproc)"
 taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot pin to CPU $CLIENT_CPU (see nproc)"
@@ -174,6 +183,7 @@ printf 'round\tscenario\tserver\trequests\tduration_us\trps\tp50_us\tp99_us\terr
 
 SERVER_PID=
 SERVER_PORT=
+server_wrap=()
 IDLE_PID=
 STRACE_PID=
 cleanup() {
@@ -189,7 +199,8 @@ trap cleanup EXIT
 trap 'note "failed at line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT TERM
 
-# start_server NAME LOG [EXTRA FLAGS...]: one worker on SERVER_CPU, on a port the kernel picks.
+# start_server NAME LOG [EXTRA FLAGS...]: one worker on SERVER_CPU, on a port the kernel picks,
+# run under the command in the array server_wrap if it is set (the instructions part: callgrind).
 # Port 0 rather than a fixed one: both servers use SO_REUSEPORT, so a fixed port would let
 # them silently join a stray server already listening there and share its load.
 start_server() {
@@ -203,11 +214,11 @@ start_server() {
     floor) cmd=("$bin/floor_server" --addr 127.0.0.1:0) ;;
   esac
   : >"$log"
-  taskset -c "$SERVER_CPU" "${cmd[@]}" "$@" >"$log" 2>&1 &
+  taskset -c "$SERVER_CPU" "${server_wrap[@]}" "${cmd[@]}" "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   SERVER_PORT=
   local i
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < 600; i++)); do
     SERVER_PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$log")
     [[ -n $SERVER_PORT ]] && break
     kill -0 "$SERVER_PID" 2>/dev/null || die "$name exited at start: $(cat "$log")"
@@ -474,6 +485,42 @@ run_syscalls() {
     { r = $2; printf "%-12s %9d %10.3f %14.3f %10.3f %12.3f %10.3f\n", $1, r, $3 / r, $4 / r, $5 / r, $6 / r, $7 / r }' "$OUT/syscalls.tsv"
 }
 
+# --- user-space instructions per request ----------------------------------------------------
+
+# Each server under callgrind, which counts every instruction the process executes in user
+# space (its own code, its libraries, the syscall wrappers; not the kernel): warmed up, counters
+# zeroed, then INSTR_SECS of wrk (GET /plaintext, 16 connections), counters dumped. Unlike CPU
+# time this is exact and immune to the machine's noise, and it is all of a server's own work.
+run_instructions() {
+  local name out req dump ir
+  printf 'server\trequests\tinstructions\tinstructions_per_req\n' >"$OUT/instructions.tsv"
+  for name in "${servers[@]}"; do
+    note "instructions: $name under callgrind for ${INSTR_SECS}s"
+    dump=$OUT/callgrind-$name.out
+    server_wrap=(valgrind --tool=callgrind "--callgrind-out-file=$dump")
+    start_server "$name" "$OUT/server-$name-callgrind.log"
+    server_wrap=()
+    wrk_run 1 16 /plaintext "$here/report.lua" >/dev/null 2>&1 || die "warm-up wrk failed"
+    callgrind_control -z "$SERVER_PID" >/dev/null 2>&1
+    out=$(wrk_run "$INSTR_SECS" 16 /plaintext "$here/report.lua" 2>&1) || die "wrk under callgrind failed: $out"
+    printf '%s\n' "$out" >"$OUT/wrk-$name-callgrind.txt"
+    callgrind_control -d "$SERVER_PID" >/dev/null 2>&1
+    stop_server
+    req=$(wrk_field "$out" requests)
+    [[ -n $req && $req -gt 0 ]] || die "no requests completed under callgrind: see $OUT/wrk-$name-callgrind.txt"
+    # The dump after the zeroing is part 1; its "summary:" line is the instruction count.
+    ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$dump.1" | head -1)
+    [[ -n $ir ]] || die "no callgrind summary in $dump.1"
+    printf '%s\t%d\t%d\t%d\n' "$name" "$req" "$ir" $((ir / req)) >>"$OUT/instructions.tsv"
+  done
+  awk -F'\t' 'NR == 1 { printf "%-12s %9s %16s %12s\n", "server", "requests", "instructions/req", "demo/server"; next }
+    { name[NR] = $1; req[NR] = $2; per[NR] = $4; if ($1 == "server-demo") demo = $4 }
+    END { for (i = 2; i <= NR; i++) {
+        r = (demo > 0 && per[i] > 0) ? sprintf("%.2fx", demo / per[i]) : "-"
+        printf "%-12s %9d %16d %12s\n", name[i], req[i], per[i], (name[i] == "server-demo") ? "" : r
+    } }' "$OUT/instructions.tsv"
+}
+
 # --- main -----------------------------------------------------------------------------------
 
 summary=$OUT/summary.txt
@@ -503,6 +550,12 @@ if want_part syscalls; then
   echo "== syscalls per request under strace -c -f (GET /plaintext, 64 connections, no pipelining, ${STRACE_SECS}s)" | tee -a "$summary"
   run_syscalls >"$OUT/syscalls.txt"
   tee -a "$summary" <"$OUT/syscalls.txt"
+fi
+if want_part instructions; then
+  echo | tee -a "$summary"
+  echo "== user-space instructions per request under callgrind (GET /plaintext, 16 connections, ${INSTR_SECS}s)" | tee -a "$summary"
+  run_instructions >"$OUT/instructions.txt"
+  tee -a "$summary" <"$OUT/instructions.txt"
 fi
 echo
 note "summary in $summary"

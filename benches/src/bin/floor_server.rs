@@ -62,7 +62,11 @@ fn serve(addr: SocketAddr) -> io::Result<()> {
     let mut events = Events::with_capacity(1024);
     let mut buf = [0u8; 4096];
     loop {
-        poll.poll(&mut events, None)?;
+        if let Err(e) = poll.poll(&mut events, None) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 accept_all(&poll, &listener, &mut conns)?;
