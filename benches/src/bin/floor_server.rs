@@ -94,7 +94,10 @@ fn accept_all(
         match listener.accept() {
             Ok((mut sock, _)) => {
                 sock.set_nodelay(true)?;
-                let slot = conns.iter().position(Option::is_none).unwrap_or(conns.len());
+                let slot = conns
+                    .iter()
+                    .position(Option::is_none)
+                    .unwrap_or(conns.len());
                 poll.registry()
                     .register(&mut sock, Token(slot), Interest::READABLE)?;
                 if slot == conns.len() {
