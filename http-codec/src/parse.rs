@@ -426,26 +426,23 @@ impl Parser {
             let known = classify_token(name);
             // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
             let value = scan_value(view, ne + 1);
-            let vs = value.start;
-            let (mut ve, next) = if value.crlf {
-                (value.end, value.end + 2)
+            let (vs, ve) = (value.start, value.end);
+            let next = if value.crlf {
+                value.stop + 2
             } else {
-                let j = value.end;
+                let j = value.stop;
                 match view.get(j) {
                     // Incomplete line: the loop's exit records how far it got.
                     Some(b'\r') => match view.get(j + 1) {
                         Some(_) => return Err(Error::BareCr),
                         None => break,
                     },
-                    Some(b'\n') if lenient_lf => (j, j + 1),
+                    Some(b'\n') if lenient_lf => j + 1,
                     Some(b'\n') => return Err(Error::BareLf),
                     Some(_) => return Err(Error::InvalidHeaderValue),
                     None => break,
                 }
             };
-            while ve > vs && matches!(view.get(ve - 1), Some(b' ' | b'\t')) {
-                ve -= 1;
-            }
             if let Some(k) = known {
                 // One table load instead of five compares.
                 if FRAMING_HEADERS[k as u8 as usize] {
@@ -470,10 +467,10 @@ impl Parser {
         Ok(None)
     }
 
-    /// Interprets a framing-relevant header as soon as its line is complete.
-    // Kept out of line: it runs for a handful of lines per request, and inlining it would
-    // bloat the hot header loop.
-    #[inline(never)]
+    /// Interprets a framing-relevant header as soon as its line is complete. What nearly every
+    /// request sends (one Host, a one-token Connection) is handled in the header loop itself:
+    /// a call would cost more than the check, since it clobbers the loop's vector constants.
+    #[inline(always)]
     fn framing_header(
         &mut self,
         k: KnownHeader,
@@ -483,6 +480,29 @@ impl Parser {
         index: usize,
     ) -> Result<(), Error> {
         let v = view.get(vs..ve).unwrap_or_default();
+        match k {
+            KnownHeader::Host => {
+                if self.p.host.is_some() {
+                    return Err(Error::MultipleHost);
+                }
+                // Scanned in the whole buffer so that the vector loads can run past the value.
+                if !crate::simd::all_host_chars(view, vs, ve) {
+                    return Err(Error::InvalidHost);
+                }
+                self.p.host = Some(index as u32);
+            }
+            KnownHeader::Connection if eq_fold(v, b"keep-alive") => {
+                self.p.flags |= flags::KEEP_ALIVE;
+            }
+            KnownHeader::Connection if eq_fold(v, b"close") => self.p.flags |= flags::CLOSE,
+            _ => return self.other_framing_header(k, v),
+        }
+        Ok(())
+    }
+
+    /// The framing headers a request sends at most once or twice, and Connection lists.
+    #[inline(never)]
+    fn other_framing_header(&mut self, k: KnownHeader, v: &[u8]) -> Result<(), Error> {
         match k {
             KnownHeader::ContentLength => {
                 let n = parse_content_length(v)?;
@@ -495,27 +515,7 @@ impl Parser {
             KnownHeader::TransferEncoding => {
                 self.p.te = transfer_encoding(self.p.te, v)?;
             }
-            KnownHeader::Host => {
-                if self.p.host.is_some() {
-                    return Err(Error::MultipleHost);
-                }
-                // Branch-free over the value: Host is on every request.
-                // Scanned in the whole buffer so that the vector loads can run past the value.
-                if !crate::simd::all_host_chars(view, vs, ve) {
-                    return Err(Error::InvalidHost);
-                }
-                self.p.host = Some(index as u32);
-            }
             KnownHeader::Connection => {
-                // Almost every request sends exactly one token; skip the list machinery then.
-                if eq_fold(v, b"keep-alive") {
-                    self.p.flags |= flags::KEEP_ALIVE;
-                    return Ok(());
-                }
-                if eq_fold(v, b"close") {
-                    self.p.flags |= flags::CLOSE;
-                    return Ok(());
-                }
                 for t in list_elements(v) {
                     if eq_fold(t, b"close") {
                         self.p.flags |= flags::CLOSE;
