@@ -151,10 +151,16 @@ fn find16(
     mask: impl Fn(&[u8; 16]) -> u32,
     scalar: impl Fn(&[u8], usize) -> usize,
 ) -> usize {
-    while let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
-        let m = mask(c);
-        if m != 0 {
-            return i + m.trailing_zeros() as usize;
+    let Some(last) = buf.len().checked_sub(16) else {
+        return scalar(buf, i);
+    };
+    // One compare per 16 bytes: `i <= last` is the whole bounds check of the load.
+    while i <= last {
+        if let Some(c) = buf.get(i..i + 16).and_then(|s| s.first_chunk::<16>()) {
+            let m = mask(c);
+            if m != 0 {
+                return i + m.trailing_zeros() as usize;
+            }
         }
         i += 16;
     }
@@ -162,17 +168,17 @@ fn find16(
         return buf.len();
     }
     // Fewer than 16 bytes left: rescan the slice's last 16 bytes and drop the lanes before `i`
-    // (`i > len - 16` here, so the shift is below 16).
+    // (`last < i < len` here, so the shift is below 16).
     match buf.last_chunk::<16>() {
         Some(c) => {
-            let m = mask(c) >> (i - (buf.len() - 16));
+            let m = mask(c) >> (i - last);
             if m != 0 {
                 i + m.trailing_zeros() as usize
             } else {
                 buf.len()
             }
         }
-        None => scalar(buf, i),
+        None => buf.len(),
     }
 }
 
