@@ -26,8 +26,8 @@
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use core::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_add_epi8, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8,
+        _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
     /// Loads 16 bytes.
@@ -68,11 +68,11 @@ mod x86 {
         }
     }
 
-    /// Lane masks for a field value chunk: (stop, cr, lf, ows) where `stop` flags control
-    /// bytes other than HTAB, and DEL.
+    /// Lane masks for a field value chunk: (stop, ows) where `stop` flags control bytes other
+    /// than HTAB, and DEL, and `ows` flags SP and HTAB.
     #[inline(always)]
     #[allow(unused_unsafe)]
-    pub(super) fn value_masks(c: &[u8; 16]) -> (u32, u32, u32, u32) {
+    pub(super) fn value_masks(c: &[u8; 16]) -> (u32, u32) {
         let v = load(c);
         // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
         unsafe {
@@ -81,15 +81,9 @@ mod x86 {
             let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
             let tab = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\t' as i8));
             let sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8));
-            let cr = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\r' as i8));
-            let lf = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8));
-            let ctl = _mm_movemask_epi8(_mm_or_si128(ctl, del)) as u32;
-            let tab = _mm_movemask_epi8(tab) as u32;
             (
-                ctl & !tab,
-                _mm_movemask_epi8(cr) as u32,
-                _mm_movemask_epi8(lf) as u32,
-                _mm_movemask_epi8(sp) as u32 | tab,
+                _mm_movemask_epi8(_mm_andnot_si128(tab, _mm_or_si128(ctl, del))) as u32,
+                _mm_movemask_epi8(_mm_or_si128(sp, tab)) as u32,
             )
         }
     }
@@ -253,9 +247,8 @@ pub(crate) fn find_ctl_but_tab(buf: &[u8], mut i: usize) -> usize {
 
 /// Scans a field value that starts at `i` (just after the `:`): skips leading OWS, finds the
 /// value's end and trims trailing OWS. When the value ends within the first 16 bytes (most
-/// values but `User-Agent`, `Accept` and `Cookie`), everything comes from the lane masks of one
-/// load, CR LF test included, so the next line's start is known without another load. Near the
-/// end of the buffer that load is the buffer's last 16 bytes, shifted.
+/// values but `User-Agent`, `Accept` and `Cookie`), both ends come from the lane masks of one
+/// load; near the end of the buffer that load is the buffer's last 16 bytes, shifted.
 #[inline(always)]
 pub(crate) fn scan_value(buf: &[u8], i: usize) -> Value {
     #[cfg(target_arch = "x86_64")]
@@ -279,29 +272,26 @@ pub(crate) fn scan_value(buf: &[u8], i: usize) -> Value {
 /// 16 bytes are all OWS.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn value_in_chunk(
-    buf: &[u8],
-    i: usize,
-    (stop, cr, lf, ows): (u32, u32, u32, u32),
-    shift: usize,
-) -> Option<Value> {
-    let (stop, cr, lf, ows) = (stop >> shift, cr >> shift, lf >> shift, ows >> shift);
-    // Lanes past the buffer's end are clear in every mask, so `lead` stops there.
+fn value_in_chunk(buf: &[u8], i: usize, (stop, ows): (u32, u32), shift: usize) -> Option<Value> {
+    let (stop, ows) = (stop >> shift, ows >> shift);
+    // Lanes past the buffer's end are clear in both masks, so `lead` stops there.
     let lead = (!ows).trailing_zeros();
     if stop != 0 {
         // A stop byte is never OWS, so `lead <= p`.
         let p = stop.trailing_zeros();
-        // The LF may be the first byte after the chunk (only when `shift == 0`).
-        let lf_next = lf >> (p + 1) & 1 != 0 || (p == 15 && buf.get(i + 16) == Some(&b'\n'));
-        // The last non-OWS lane before the stop ends the value; none: it is empty.
-        let body = !ows & ((1u32 << p) - 1);
-        let end = (u32::BITS - body.leading_zeros()).max(lead);
-        return Some(Value {
-            start: i + lead as usize,
-            end: i + end as usize,
-            stop: i + p as usize,
-            crlf: (cr >> p) & 1 != 0 && lf_next,
-        });
+        let end = if (ows << 1) >> p & 1 == 0 {
+            p
+        } else {
+            // Trailing OWS (or an empty value): the value ends after its last non-OWS lane.
+            let body = !ows & ((1u32 << p) - 1);
+            (u32::BITS - body.leading_zeros()).max(lead)
+        };
+        return Some(value_at(
+            buf,
+            i + lead as usize,
+            i + end as usize,
+            i + p as usize,
+        ));
     }
     (lead < 16).then(|| finish_value(buf, i + lead as usize, i + 16))
 }
@@ -314,6 +304,12 @@ fn finish_value(buf: &[u8], start: usize, from: usize) -> Value {
     while end > start && matches!(buf.get(end - 1), Some(b' ' | b'\t')) {
         end -= 1;
     }
+    value_at(buf, start, end, stop)
+}
+
+/// The scanned value, with the CR LF test at its stop byte.
+#[inline(always)]
+fn value_at(buf: &[u8], start: usize, end: usize, stop: usize) -> Value {
     Value {
         start,
         end,
