@@ -637,10 +637,21 @@ fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
 }
 
 /// Classifies and checks the request-target against the method (RFC 9112 §3.2).
+#[inline(always)]
 fn target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> {
+    // §3.2.1: origin-form, nearly every request; the other forms are checked out of line.
+    if t.first() == Some(&b'/') && method != Method::Connect {
+        Ok(TargetForm::Origin)
+    } else {
+        other_target_form(method, t)
+    }
+}
+
+/// The request-target forms other than origin-form with a method other than CONNECT.
+#[inline(never)]
+fn other_target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> {
     let connect = method == Method::Connect;
     match t.first() {
-        Some(b'/') if !connect => Ok(TargetForm::Origin),
         // §3.2.4: asterisk-form only with OPTIONS.
         Some(b'*') if t.len() == 1 && method == Method::Options => Ok(TargetForm::Asterisk),
         // §3.2.3: authority-form (host ":" port) only, and always, with CONNECT.
