@@ -468,8 +468,9 @@ impl Parser {
     }
 
     /// Interprets a framing-relevant header as soon as its line is complete. What nearly every
-    /// request sends (one Host, a one-token Connection) is handled in the header loop itself:
-    /// a call would cost more than the check, since it clobbers the loop's vector constants.
+    /// request sends (one Host, a one-token Connection, a Content-Length) is handled in the
+    /// header loop itself: a call would cost more than the check, since it clobbers the loop's
+    /// vector constants.
     #[inline(always)]
     fn framing_header(
         &mut self,
@@ -491,6 +492,14 @@ impl Parser {
                 }
                 self.p.host = Some(index as u32);
             }
+            KnownHeader::ContentLength => {
+                let n = parse_content_length(v)?;
+                match self.p.content_length {
+                    // RFC 9110 §8.6: repeated values must agree.
+                    Some(prev) if prev != n => return Err(Error::InvalidContentLength),
+                    _ => self.p.content_length = Some(n),
+                }
+            }
             KnownHeader::Connection if eq_fold(v, b"keep-alive") => {
                 self.p.flags |= flags::KEEP_ALIVE;
             }
@@ -500,18 +509,10 @@ impl Parser {
         Ok(())
     }
 
-    /// The framing headers a request sends at most once or twice, and Connection lists.
+    /// Transfer-Encoding, Expect and Connection lists: rare enough to stay out of line.
     #[inline(never)]
     fn other_framing_header(&mut self, k: KnownHeader, v: &[u8]) -> Result<(), Error> {
         match k {
-            KnownHeader::ContentLength => {
-                let n = parse_content_length(v)?;
-                match self.p.content_length {
-                    // RFC 9110 §8.6: repeated values must agree.
-                    Some(prev) if prev != n => return Err(Error::InvalidContentLength),
-                    _ => self.p.content_length = Some(n),
-                }
-            }
             KnownHeader::TransferEncoding => {
                 self.p.te = transfer_encoding(self.p.te, v)?;
             }
@@ -579,11 +580,19 @@ fn incomplete<T>(truncated: bool) -> Result<Option<T>, Error> {
 
 /// `Content-Length = 1*DIGIT`, or a list of identical values (RFC 9110 §8.6 permits
 /// collapsing `5, 5`); overflow of `u64` is invalid.
+#[inline(always)]
 fn parse_content_length(v: &[u8]) -> Result<u64, Error> {
-    // Fast path: a single run of at most 19 digits (cannot overflow u64).
+    // A single run of at most 19 digits (cannot overflow u64); anything else out of line.
     if !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit) {
-        return Ok(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')));
+        Ok(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
+    } else {
+        content_length_list(v)
     }
+}
+
+/// [`parse_content_length`] for lists, whitespace, long or invalid values.
+#[inline(never)]
+fn content_length_list(v: &[u8]) -> Result<u64, Error> {
     let mut result: Option<u64> = None;
     for elem in v.split(|&b| b == b',') {
         let digits = trim_ows(elem);
