@@ -205,6 +205,9 @@ impl Parser {
     ///
     /// # Errors
     /// Any [`Error`]; [`Error::status`] says what to answer. The parser resets itself.
+    // Inlinable across crates: a caller that reads a few fields of the `Request` lets the
+    // compiler drop the stores of the others (a server has one or two call sites).
+    #[inline]
     pub fn parse<'b, 'h>(
         &mut self,
         buf: &'b [u8],
@@ -426,26 +429,23 @@ impl Parser {
             let known = classify_token(name);
             // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
             let value = scan_value(view, ne + 1);
-            let vs = value.start;
-            let (mut ve, next) = if value.crlf {
-                (value.end, value.end + 2)
+            let (vs, ve) = (value.start, value.end);
+            let next = if value.crlf {
+                value.stop + 2
             } else {
-                let j = value.end;
+                let j = value.stop;
                 match view.get(j) {
                     // Incomplete line: the loop's exit records how far it got.
                     Some(b'\r') => match view.get(j + 1) {
                         Some(_) => return Err(Error::BareCr),
                         None => break,
                     },
-                    Some(b'\n') if lenient_lf => (j, j + 1),
+                    Some(b'\n') if lenient_lf => j + 1,
                     Some(b'\n') => return Err(Error::BareLf),
                     Some(_) => return Err(Error::InvalidHeaderValue),
                     None => break,
                 }
             };
-            while ve > vs && matches!(view.get(ve - 1), Some(b' ' | b'\t')) {
-                ve -= 1;
-            }
             if let Some(k) = known {
                 // One table load instead of five compares.
                 if FRAMING_HEADERS[k as u8 as usize] {
@@ -470,10 +470,11 @@ impl Parser {
         Ok(None)
     }
 
-    /// Interprets a framing-relevant header as soon as its line is complete.
-    // Kept out of line: it runs for a handful of lines per request, and inlining it would
-    // bloat the hot header loop.
-    #[inline(never)]
+    /// Interprets a framing-relevant header as soon as its line is complete. What nearly every
+    /// request sends (one Host, a one-token Connection, a Content-Length) is handled in the
+    /// header loop itself: a call would cost more than the check, since it clobbers the loop's
+    /// vector constants.
+    #[inline(always)]
     fn framing_header(
         &mut self,
         k: KnownHeader,
@@ -484,6 +485,16 @@ impl Parser {
     ) -> Result<(), Error> {
         let v = view.get(vs..ve).unwrap_or_default();
         match k {
+            KnownHeader::Host => {
+                if self.p.host.is_some() {
+                    return Err(Error::MultipleHost);
+                }
+                // Scanned in the whole buffer so that the vector loads can run past the value.
+                if !crate::simd::all_host_chars(view, vs, ve) {
+                    return Err(Error::InvalidHost);
+                }
+                self.p.host = Some(index as u32);
+            }
             KnownHeader::ContentLength => {
                 let n = parse_content_length(v)?;
                 match self.p.content_length {
@@ -492,30 +503,23 @@ impl Parser {
                     _ => self.p.content_length = Some(n),
                 }
             }
+            KnownHeader::Connection if eq_fold(v, b"keep-alive") => {
+                self.p.flags |= flags::KEEP_ALIVE;
+            }
+            KnownHeader::Connection if eq_fold(v, b"close") => self.p.flags |= flags::CLOSE,
+            _ => return self.other_framing_header(k, v),
+        }
+        Ok(())
+    }
+
+    /// Transfer-Encoding, Expect and Connection lists: rare enough to stay out of line.
+    #[inline(never)]
+    fn other_framing_header(&mut self, k: KnownHeader, v: &[u8]) -> Result<(), Error> {
+        match k {
             KnownHeader::TransferEncoding => {
                 self.p.te = transfer_encoding(self.p.te, v)?;
             }
-            KnownHeader::Host => {
-                if self.p.host.is_some() {
-                    return Err(Error::MultipleHost);
-                }
-                // Branch-free over the value: Host is on every request.
-                // Scanned in the whole buffer so that the vector loads can run past the value.
-                if !crate::simd::all_host_chars(view, vs, ve) {
-                    return Err(Error::InvalidHost);
-                }
-                self.p.host = Some(index as u32);
-            }
             KnownHeader::Connection => {
-                // Almost every request sends exactly one token; skip the list machinery then.
-                if eq_fold(v, b"keep-alive") {
-                    self.p.flags |= flags::KEEP_ALIVE;
-                    return Ok(());
-                }
-                if eq_fold(v, b"close") {
-                    self.p.flags |= flags::CLOSE;
-                    return Ok(());
-                }
                 for t in list_elements(v) {
                     if eq_fold(t, b"close") {
                         self.p.flags |= flags::CLOSE;
@@ -579,11 +583,19 @@ fn incomplete<T>(truncated: bool) -> Result<Option<T>, Error> {
 
 /// `Content-Length = 1*DIGIT`, or a list of identical values (RFC 9110 §8.6 permits
 /// collapsing `5, 5`); overflow of `u64` is invalid.
+#[inline(always)]
 fn parse_content_length(v: &[u8]) -> Result<u64, Error> {
-    // Fast path: a single run of at most 19 digits (cannot overflow u64).
+    // A single run of at most 19 digits (cannot overflow u64); anything else out of line.
     if !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit) {
-        return Ok(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')));
+        Ok(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
+    } else {
+        content_length_list(v)
     }
+}
+
+/// [`parse_content_length`] for lists, whitespace, long or invalid values.
+#[inline(never)]
+fn content_length_list(v: &[u8]) -> Result<u64, Error> {
     let mut result: Option<u64> = None;
     for elem in v.split(|&b| b == b',') {
         let digits = trim_ows(elem);
@@ -637,10 +649,21 @@ fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
 }
 
 /// Classifies and checks the request-target against the method (RFC 9112 §3.2).
+#[inline(always)]
 fn target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> {
+    // §3.2.1: origin-form, nearly every request; the other forms are checked out of line.
+    if t.first() == Some(&b'/') && method != Method::Connect {
+        Ok(TargetForm::Origin)
+    } else {
+        other_target_form(method, t)
+    }
+}
+
+/// The request-target forms other than origin-form with a method other than CONNECT.
+#[inline(never)]
+fn other_target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> {
     let connect = method == Method::Connect;
     match t.first() {
-        Some(b'/') if !connect => Ok(TargetForm::Origin),
         // §3.2.4: asterisk-form only with OPTIONS.
         Some(b'*') if t.len() == 1 && method == Method::Options => Ok(TargetForm::Asterisk),
         // §3.2.3: authority-form (host ":" port) only, and always, with CONNECT.

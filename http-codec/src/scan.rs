@@ -182,17 +182,30 @@ pub(crate) fn is_token(s: &[u8]) -> bool {
     !s.is_empty() && s.iter().all(|&b| TCHAR[b as usize])
 }
 
-/// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the method scan
-/// (short, so a plain table loop).
+/// Index of the first byte at or after `i` that `table` does not hold, or `buf.len()`: the
+/// scan for short runs (methods, Host values), a plain table loop.
 #[inline(always)]
-pub(crate) fn find_non_tchar(buf: &[u8], mut i: usize) -> usize {
+fn find_not_in(table: &[bool; 256], buf: &[u8], mut i: usize) -> usize {
     while let Some(&b) = buf.get(i) {
-        if !TCHAR[b as usize] {
+        if !table[b as usize] {
             return i;
         }
         i += 1;
     }
     buf.len()
+}
+
+/// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the method scan.
+#[inline(always)]
+pub(crate) fn find_non_tchar(buf: &[u8], i: usize) -> usize {
+    find_not_in(&TCHAR, buf, i)
+}
+
+/// Index of the first byte at or after `i` that is not allowed in a Host value, or
+/// `buf.len()`: the portable Host scan.
+#[inline(always)]
+pub(crate) fn find_non_host(buf: &[u8], i: usize) -> usize {
+    find_not_in(&HOST_CHAR, buf, i)
 }
 
 /// The 8 bytes at `at` as a little-endian word, or 0 when fewer remain.

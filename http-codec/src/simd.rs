@@ -26,8 +26,8 @@
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use core::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_add_epi8, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8,
+        _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
     /// Loads 16 bytes.
@@ -68,11 +68,11 @@ mod x86 {
         }
     }
 
-    /// Lane masks for a field value chunk: (stop, cr, lf, ows) where `stop` flags control
-    /// bytes other than HTAB, and DEL.
+    /// Lane masks for a field value chunk: (stop, ows) where `stop` flags control bytes other
+    /// than HTAB, and DEL, and `ows` flags SP and HTAB.
     #[inline(always)]
     #[allow(unused_unsafe)]
-    pub(super) fn value_masks(c: &[u8; 16]) -> (u32, u32, u32, u32) {
+    pub(super) fn value_masks(c: &[u8; 16]) -> (u32, u32) {
         let v = load(c);
         // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
         unsafe {
@@ -81,16 +81,38 @@ mod x86 {
             let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
             let tab = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\t' as i8));
             let sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8));
-            let cr = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\r' as i8));
-            let lf = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8));
-            let ctl = _mm_movemask_epi8(_mm_or_si128(ctl, del)) as u32;
-            let tab = _mm_movemask_epi8(tab) as u32;
             (
-                ctl & !tab,
-                _mm_movemask_epi8(cr) as u32,
-                _mm_movemask_epi8(lf) as u32,
-                _mm_movemask_epi8(sp) as u32 | tab,
+                _mm_movemask_epi8(_mm_andnot_si128(tab, _mm_or_si128(ctl, del))) as u32,
+                _mm_movemask_epi8(_mm_or_si128(sp, tab)) as u32,
             )
+        }
+    }
+
+    /// Lane mask of bytes that are not allowed in a Host value (`scan::HOST_CHAR`): four
+    /// ranges and five single bytes.
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    pub(super) fn non_host_mask(c: &[u8; 16]) -> u32 {
+        let v = load(c);
+        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
+        unsafe {
+            // `lo..=hi` as one add and one signed compare: b + (0x80 - lo) maps the range onto
+            // the lowest `hi - lo + 1` signed bytes.
+            let range = |lo: u8, hi: u8| {
+                let x = _mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+                _mm_cmplt_epi8(x, _mm_set1_epi8((0x80 + (hi - lo) as i32 + 1) as u8 as i8))
+            };
+            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            // `$`..=`.`, digits `:` `;`, `A`..=`[`, letters; then `!` `=` `]` `_` `~`.
+            let ranges = _mm_or_si128(
+                _mm_or_si128(range(b'$', b'.'), range(b'0', b';')),
+                _mm_or_si128(range(b'A', b'['), range(b'a', b'z')),
+            );
+            let singles = _mm_or_si128(
+                _mm_or_si128(eq(b'!'), eq(b'=')),
+                _mm_or_si128(_mm_or_si128(eq(b']'), eq(b'_')), eq(b'~')),
+            );
+            !(_mm_movemask_epi8(_mm_or_si128(ranges, singles)) as u32) & 0xffff
         }
     }
 
@@ -123,10 +145,16 @@ fn find16(
     mask: impl Fn(&[u8; 16]) -> u32,
     scalar: impl Fn(&[u8], usize) -> usize,
 ) -> usize {
-    while let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
-        let m = mask(c);
-        if m != 0 {
-            return i + m.trailing_zeros() as usize;
+    let Some(last) = buf.len().checked_sub(16) else {
+        return scalar(buf, i);
+    };
+    // One compare per 16 bytes: `i <= last` is the whole bounds check of the load.
+    while i <= last {
+        if let Some(c) = buf.get(i..i + 16).and_then(|s| s.first_chunk::<16>()) {
+            let m = mask(c);
+            if m != 0 {
+                return i + m.trailing_zeros() as usize;
+            }
         }
         i += 16;
     }
@@ -134,23 +162,23 @@ fn find16(
         return buf.len();
     }
     // Fewer than 16 bytes left: rescan the slice's last 16 bytes and drop the lanes before `i`
-    // (`i > len - 16` here, so the shift is below 16).
+    // (`last < i < len` here, so the shift is below 16).
     match buf.last_chunk::<16>() {
         Some(c) => {
-            let m = mask(c) >> (i - (buf.len() - 16));
+            let m = mask(c) >> (i - last);
             if m != 0 {
                 i + m.trailing_zeros() as usize
             } else {
                 buf.len()
             }
         }
-        None => scalar(buf, i),
+        None => buf.len(),
     }
 }
 
 // Off x86-64 the scanners are the portable ones themselves.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) use crate::scan::{find_ctl, find_non_vchar, find_not_alnum_dash};
+pub(crate) use crate::scan::{find_ctl, find_non_host, find_non_vchar, find_not_alnum_dash};
 
 /// Index of the first control byte (`< 0x20`, HTAB included) or DEL at or after `i`.
 #[cfg(target_arch = "x86_64")]
@@ -164,6 +192,13 @@ pub(crate) fn find_ctl(buf: &[u8], i: usize) -> usize {
 #[inline(always)]
 pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
     find16(buf, i, x86::non_vchar_mask, crate::scan::find_non_vchar)
+}
+
+/// Index of the first byte at or after `i` that is not allowed in a Host value.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn find_non_host(buf: &[u8], i: usize) -> usize {
+    find16(buf, i, x86::non_host_mask, crate::scan::find_non_host)
 }
 
 /// Index of the first byte at or after `i` that is not `[A-Za-z0-9-]`.
@@ -186,13 +221,14 @@ pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
     crate::scan::find_name_end_with(buf, i, find_not_alnum_dash)
 }
 
-/// A scanned field value: `buf[start..end]` is the value with leading OWS skipped (trailing
-/// OWS not yet trimmed); `buf[end]` is its first control byte other than HTAB, or DEL, or
-/// `end == buf.len()`; `crlf` says whether `buf[end..]` starts with CR LF.
+/// A scanned field value: `buf[start..end]` is the value without leading or trailing OWS;
+/// `buf[stop]` is its first control byte other than HTAB, or DEL, or `stop == buf.len()`;
+/// `crlf` says whether `buf[stop..]` starts with CR LF.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Value {
     pub(crate) start: usize,
     pub(crate) end: usize,
+    pub(crate) stop: usize,
     pub(crate) crlf: bool,
 }
 
@@ -209,47 +245,76 @@ pub(crate) fn find_ctl_but_tab(buf: &[u8], mut i: usize) -> usize {
     }
 }
 
-/// Scans a field value that starts at `i` (just after the `:`): skips leading SP / HTAB and
-/// finds the value's end in the same pass. In the common case (the line ends within the
-/// 16-byte chunk that holds its first control byte) the CR LF test comes from the same vector,
-/// so the next line's start is known without another load.
+/// Scans a field value that starts at `i` (just after the `:`): skips leading OWS, finds the
+/// value's end and trims trailing OWS. When the value ends within the first 16 bytes (most
+/// values but `User-Agent`, `Accept` and `Cookie`), both ends come from the lane masks of one
+/// load; near the end of the buffer that load is the buffer's last 16 bytes, shifted.
 #[inline(always)]
 pub(crate) fn scan_value(buf: &[u8], i: usize) -> Value {
     #[cfg(target_arch = "x86_64")]
     {
         if let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
-            let (stop, cr, lf, ows) = x86::value_masks(c);
-            let lead = (!ows).trailing_zeros() as usize;
-            if lead < 16 {
-                let start = i + lead;
-                if stop != 0 {
-                    let p = stop.trailing_zeros();
-                    // `p < 16`; a shift by 16 (p == 15) is avoided with `checked_shr`.
-                    let crlf = (cr >> p) & lf.checked_shr(p + 1).unwrap_or(0) & 1 != 0;
-                    if crlf || p < 15 {
-                        return Value {
-                            start,
-                            end: i + p as usize,
-                            crlf,
-                        };
-                    }
-                } else {
-                    return finish_value(buf, start, i + 16);
-                }
+            if let Some(v) = value_in_chunk(buf, i, x86::value_masks(c), 0) {
+                return v;
+            }
+        } else if let (Some(c), true) = (buf.last_chunk::<16>(), i <= buf.len()) {
+            // `i > len - 16` here, so the shift is below 16.
+            let masks = x86::value_masks(c);
+            if let Some(v) = value_in_chunk(buf, i, masks, i - (buf.len() - 16)) {
+                return v;
             }
         }
     }
     scan_value_scalar(buf, i)
 }
 
-/// The end of a value whose start is known, scanning from `from`.
+/// [`scan_value`] from the lane masks of the 16 bytes at `i - shift`; `None` when the first
+/// 16 bytes are all OWS.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn value_in_chunk(buf: &[u8], i: usize, (stop, ows): (u32, u32), shift: usize) -> Option<Value> {
+    let (stop, ows) = (stop >> shift, ows >> shift);
+    // Lanes past the buffer's end are clear in both masks, so `lead` stops there.
+    let lead = (!ows).trailing_zeros();
+    if stop != 0 {
+        // A stop byte is never OWS, so `lead <= p`.
+        let p = stop.trailing_zeros();
+        let end = if (ows << 1) >> p & 1 == 0 {
+            p
+        } else {
+            // Trailing OWS (or an empty value): the value ends after its last non-OWS lane.
+            let body = !ows & ((1u32 << p) - 1);
+            (u32::BITS - body.leading_zeros()).max(lead)
+        };
+        return Some(value_at(
+            buf,
+            i + lead as usize,
+            i + end as usize,
+            i + p as usize,
+        ));
+    }
+    (lead < 16).then(|| finish_value(buf, i + lead as usize, i + 16))
+}
+
+/// The rest of a value whose start is known, scanning for its end from `from`.
 #[inline(always)]
 fn finish_value(buf: &[u8], start: usize, from: usize) -> Value {
-    let end = find_ctl_but_tab(buf, from);
+    let stop = find_ctl_but_tab(buf, from);
+    let mut end = stop;
+    while end > start && matches!(buf.get(end - 1), Some(b' ' | b'\t')) {
+        end -= 1;
+    }
+    value_at(buf, start, end, stop)
+}
+
+/// The scanned value, with the CR LF test at its stop byte.
+#[inline(always)]
+fn value_at(buf: &[u8], start: usize, end: usize, stop: usize) -> Value {
     Value {
         start,
         end,
-        crlf: buf.get(end..end.saturating_add(2)) == Some(b"\r\n"),
+        stop,
+        crlf: buf.get(stop..stop.saturating_add(2)) == Some(b"\r\n"),
     }
 }
 
@@ -264,22 +329,11 @@ fn scan_value_scalar(buf: &[u8], i: usize) -> Value {
 }
 
 /// Whether every byte of `buf[start..end]` is allowed in a Host value (`scan::HOST_CHAR`).
-/// Letters, digits and `-` are skipped 16 at a time (the scan may look past `end`, which only
-/// costs time); any other byte is checked against the table.
+/// The scan may look past `end`, which only costs time: in the parser the byte at `end` is
+/// OWS or a control byte, so a Host value of up to 16 bytes takes one vector compare.
 #[inline(always)]
 pub(crate) fn all_host_chars(buf: &[u8], start: usize, end: usize) -> bool {
-    let end = end.min(buf.len());
-    let mut i = start;
-    loop {
-        i = find_not_alnum_dash(buf, i);
-        if i >= end {
-            return true;
-        }
-        match buf.get(i) {
-            Some(&b) if crate::scan::HOST_CHAR[b as usize] => i += 1,
-            _ => return false,
-        }
-    }
+    find_non_host(buf, start) >= end.min(buf.len())
 }
 
 #[cfg(test)]
@@ -336,6 +390,14 @@ mod tests {
         }
 
         #[test]
+        fn simd_matches_scalar_host((buf, i) in bufs()) {
+            prop_assert_eq!(
+                find_non_host(&buf, i),
+                crate::scan::find_non_host(&buf, i).max(i.min(buf.len()))
+            );
+        }
+
+        #[test]
         fn simd_matches_bytewise_definition((buf, i) in bufs()) {
             let first = |p: &dyn Fn(u8) -> bool| {
                 buf.iter().enumerate().skip(i).find(|&(_, &b)| p(b)).map_or(buf.len(), |(k, _)| k)
@@ -357,6 +419,46 @@ mod tests {
                     all_host_chars(&buf, i, end),
                     part.iter().all(|&b| crate::scan::HOST_CHAR[b as usize])
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn value_ends_at_every_lane() {
+        // Line endings and OWS at every position around the 16-byte load and the buffer's end,
+        // where the lane masks, the shifted last chunk and the byte after the chunk take over.
+        let lens: &[usize] = if cfg!(miri) {
+            &[15, 17]
+        } else {
+            &[14, 15, 16, 17, 18, 31, 32, 33]
+        };
+        let endings: [&[u8]; 7] = [
+            b"\r\n",
+            b" \r\n",
+            b"\t \r\n",
+            b"\r",
+            b"\n",
+            b" \t",
+            b"\x7f\r\n",
+        ];
+        for &len in lens {
+            for pos in 0..len {
+                for ending in endings {
+                    let mut buf = vec![b'a'; len];
+                    for (k, &b) in ending.iter().enumerate() {
+                        if let Some(slot) = buf.get_mut(pos + k) {
+                            *slot = b;
+                        }
+                    }
+                    buf[0] = b' ';
+                    for i in [0, 1, 2, pos.saturating_sub(1), pos, pos + 1, len] {
+                        assert_eq!(
+                            scan_value(&buf, i),
+                            scan_value_scalar(&buf, i),
+                            "{buf:?} {i}"
+                        );
+                    }
+                }
             }
         }
     }
@@ -388,6 +490,10 @@ mod tests {
                             exp(!(b.is_ascii_alphanumeric() || b == b'-'))
                         );
                         assert_eq!(find_name_end(&buf, i), exp(!crate::scan::TCHAR[b as usize]));
+                        assert_eq!(
+                            find_non_host(&buf, i),
+                            exp(!crate::scan::HOST_CHAR[b as usize])
+                        );
                     }
                 }
             }
