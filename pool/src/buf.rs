@@ -99,12 +99,14 @@ impl PoolBuf {
     /// Fills the spare capacity with one `read` call; returns the bytes read (0 at end of
     /// stream or when the buffer is full).
     pub fn read_from<R: io::Read + ?Sized>(&mut self, reader: &mut R) -> io::Result<usize> {
-        if self.spare_capacity() == 0 {
+        // The spare room once: each capacity query reads the slab header.
+        let spare = self.spare_mut();
+        let room = spare.len();
+        if room == 0 {
             return Ok(0);
         }
-        let n = reader.read(self.spare_mut())?;
         // A reader claiming more than it was given is broken; never trust it past the block.
-        let n = n.min(self.spare_capacity());
+        let n = reader.read(spare)?.min(room);
         self.end += n as u32;
         Ok(n)
     }
@@ -274,8 +276,9 @@ unsafe impl BufMut for PoolBuf {
 impl io::Write for PoolBuf {
     /// Writes what fits; `Ok(0)` once the block is full, so `write_all` reports `WriteZero`.
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let n = data.len().min(self.spare_capacity());
-        self.spare_mut()[..n].copy_from_slice(&data[..n]);
+        let spare = self.spare_mut();
+        let n = data.len().min(spare.len());
+        spare[..n].copy_from_slice(&data[..n]);
         self.end += n as u32;
         Ok(n)
     }

@@ -24,6 +24,7 @@ use crate::config::SMALL_BLOCK;
 use crate::routes::{self, Persist, Reply, Route};
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
+use crate::sys::Raw;
 use crate::timer::TimerKind;
 
 /// Most output blocks queued per connection (one `writev` carries them all). Eight 4 KiB
@@ -113,7 +114,7 @@ impl OutQueue {
     /// fit one block), else one `writev` of them all. `send` spares the kernel the iovec import.
     fn write_to(&self, sock: &mut TcpStream) -> io::Result<usize> {
         if let (1, Some(b)) = (self.len, &self.bufs[self.head]) {
-            return crate::sys::send(sock, b);
+            return Raw(sock).write(b);
         }
         let empty: &[u8] = &[];
         let mut slices = [IoSlice::new(empty); OUT_BLOCKS];
@@ -429,7 +430,7 @@ impl Conn {
                 break Next::Close(CloseReason::Done);
             };
             let room = buf.spare_capacity();
-            match crate::sys::recv_into(sock, buf) {
+            match buf.read_from(&mut Raw(sock)) {
                 Ok(0) => {
                     let mid_request = !buf.is_empty() || !matches!(self.phase, Phase::Head);
                     break Next::Close(if mid_request {

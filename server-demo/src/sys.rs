@@ -7,24 +7,28 @@
 
 use std::io;
 
-use bufslab::PoolBuf;
 use mio::net::TcpStream;
 use rustix::net::{RecvFlags, SendFlags};
 
-/// One `recvfrom` into `buf`'s spare capacity; the bytes read (0 at end of stream, or when the
-/// buffer is full, as [`PoolBuf::read_from`]).
-pub(crate) fn recv_into(sock: &TcpStream, buf: &mut PoolBuf) -> io::Result<usize> {
-    let spare = buf.spare_mut();
-    if spare.is_empty() {
-        return Ok(0);
+/// A socket whose `read` is one raw `recvfrom` and whose `write` is one raw `sendto`, so the
+/// pool's [`PoolBuf::read_from`](bufslab::PoolBuf::read_from) and `io::Write` callers use them
+/// as they would the socket itself.
+pub(crate) struct Raw<'a>(pub(crate) &'a TcpStream);
+
+impl io::Read for Raw<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(rustix::net::recv(self.0, buf, RecvFlags::empty())?.0)
     }
-    let (n, _) = rustix::net::recv(sock, spare, RecvFlags::empty())?;
-    buf.commit(n);
-    Ok(n)
 }
 
-/// One `sendto` of `data`. `MSG_NOSIGNAL`: a peer that went away is an `EPIPE` error, not a
-/// signal, as with std's sockets.
-pub(crate) fn send(sock: &TcpStream, data: &[u8]) -> io::Result<usize> {
-    Ok(rustix::net::send(sock, data, SendFlags::NOSIGNAL)?)
+impl io::Write for Raw<'_> {
+    /// `MSG_NOSIGNAL`: a peer that went away is an `EPIPE` error, not a signal, as with std's
+    /// sockets.
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        Ok(rustix::net::send(self.0, data, SendFlags::NOSIGNAL)?)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
