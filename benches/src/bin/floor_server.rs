@@ -32,19 +32,16 @@ const MAX_BATCH: usize = 32;
 
 const LISTENER: Token = Token(usize::MAX);
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<SocketAddr>, String> {
+fn parse(args: impl Iterator<Item = String>) -> Result<Option<SocketAddr>, String> {
     let mut addr: SocketAddr = ([127, 0, 0, 1], 8080).into();
-    while let Some(flag) = args.next() {
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--addr" => {
-                let v = args.next().ok_or("--addr needs a value")?;
-                addr = v.parse().map_err(|e| format!("--addr {v}: {e}"))?;
-            }
-            other => return Err(format!("unknown flag {other}")),
+    let parsed = bufslab_benches::parse_flags(args, |f| {
+        match f.name() {
+            "--addr" => addr = f.parse("an address like 127.0.0.1:8080")?,
+            _ => return Err(f.unknown()),
         }
-    }
-    Ok(Some(addr))
+        Ok(())
+    })?;
+    Ok(parsed.map(|()| addr))
 }
 
 fn main() -> ExitCode {

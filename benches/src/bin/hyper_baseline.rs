@@ -11,6 +11,7 @@
 use std::convert::Infallible;
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdListener};
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 use std::thread;
 use std::time::Duration;
@@ -57,48 +58,19 @@ struct Args {
     workers: usize,
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut addr: SocketAddr = ([127, 0, 0, 1], 8080).into();
     let mut workers = thread::available_parallelism().map_or(1, |n| n.get());
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
-            None => (arg, None),
-        };
-        if flag == "-h" || flag == "--help" {
-            return Ok(None);
+    let parsed = bufslab_benches::parse_flags(args, |f| {
+        match f.name() {
+            "--addr" => addr = f.parse("an address like 127.0.0.1:8080")?,
+            "--port" => addr = ([127, 0, 0, 1], f.parse::<u16>("a port number")?).into(),
+            "--workers" => workers = f.parse::<NonZeroUsize>("a positive number")?.get(),
+            _ => return Err(f.unknown()),
         }
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("flag `{flag}` needs a value"))
-        };
-        match flag.as_str() {
-            "--addr" => {
-                let v = value()?;
-                addr = v.parse().map_err(|_| {
-                    format!("flag `--addr`: `{v}` is not an address like 127.0.0.1:8080")
-                })?;
-            }
-            "--port" => {
-                let v = value()?;
-                let port: u16 = v
-                    .parse()
-                    .map_err(|_| format!("flag `--port`: `{v}` is not a port number"))?;
-                addr = ([127, 0, 0, 1], port).into();
-            }
-            "--workers" => {
-                let v = value()?;
-                workers = match v.parse() {
-                    Ok(n) if n > 0 => n,
-                    _ => return Err(format!("flag `--workers`: `{v}` is not a positive number")),
-                };
-            }
-            _ => return Err(format!("unknown flag `{flag}`")),
-        }
-    }
-    Ok(Some(Args { addr, workers }))
+        Ok(())
+    })?;
+    Ok(parsed.map(|()| Args { addr, workers }))
 }
 
 fn main() -> ExitCode {

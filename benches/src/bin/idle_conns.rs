@@ -44,44 +44,33 @@ struct Args {
     hold: Option<Duration>,
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut out = Args {
         addr: ([127, 0, 0, 1], 8080).into(),
         conns: 10_000,
         path: "/plaintext".to_owned(),
         hold: None,
     };
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
-            None => (arg, None),
-        };
-        if flag == "-h" || flag == "--help" {
-            return Ok(None);
-        }
-        let v = inline
-            .or_else(|| args.next())
-            .ok_or_else(|| format!("flag `{flag}` needs a value"))?;
-        let bad = |what: &str| format!("flag `{flag}`: `{v}` is not {what}");
-        match flag.as_str() {
-            "--addr" => {
-                out.addr = v
-                    .parse()
-                    .map_err(|_| bad("an address like 127.0.0.1:8080"))?
+    let parsed = bufslab_benches::parse_flags(args, |f| {
+        match f.name() {
+            "--addr" => out.addr = f.parse("an address like 127.0.0.1:8080")?,
+            "--conns" => out.conns = f.parse("a number")?,
+            "--path" => {
+                let v = f.value()?;
+                if !v.starts_with('/') || v.contains(char::is_whitespace) {
+                    return Err(f.bad(&v, "a path starting with /"));
+                }
+                out.path = v;
             }
-            "--conns" => out.conns = v.parse().map_err(|_| bad("a number"))?,
-            "--path" if v.starts_with('/') && !v.contains(char::is_whitespace) => {
-                out.path.clone_from(&v);
-            }
-            "--path" => return Err(bad("a path starting with /")),
             "--hold-secs" => {
-                let secs: u64 = v.parse().map_err(|_| bad("a number of seconds"))?;
+                let secs: u64 = f.parse("a number of seconds")?;
                 out.hold = (secs > 0).then(|| Duration::from_secs(secs));
             }
-            _ => return Err(format!("unknown flag `{flag}`")),
+            _ => return Err(f.unknown()),
         }
-    }
-    Ok(Some(out))
+        Ok(())
+    })?;
+    Ok(parsed.map(|()| out))
 }
 
 fn main() -> ExitCode {
