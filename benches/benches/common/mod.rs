@@ -243,27 +243,22 @@ pub fn cross_thread<S: Source, M: Fn() -> S + Sync>(group: &mut Group<'_>, name:
     });
 }
 
-/// The channel hand-off alone (a `usize`), to subtract from `cross_thread`.
+/// No buffer at all: a `u64` through the same channel, so [`cross_thread`] with it measures the
+/// hand-off alone, to subtract from the other contenders.
+pub struct Handoff;
+
+impl Source for Handoff {
+    type Buf = u64;
+    fn get(&self) -> u64 {
+        black_box(0)
+    }
+    fn touch(_: &mut u64) {}
+    fn fill(_: &mut u64) {}
+}
+
+/// The channel hand-off alone (see [`Handoff`]).
 pub fn channel_only(group: &mut Group<'_>) {
-    group.bench_function("channel_only", |b| {
-        b.iter_custom(|iters| {
-            let (tx, rx) = sync_channel::<u64>(256);
-            thread::scope(|s| {
-                let producer = s.spawn(|| {
-                    let start = Instant::now();
-                    for i in 0..iters {
-                        tx.send(i).unwrap();
-                    }
-                    drop(tx);
-                    start
-                });
-                for i in rx {
-                    black_box(i);
-                }
-                producer.join().unwrap().elapsed()
-            })
-        })
-    });
+    cross_thread(group, "channel_only", || Handoff);
 }
 
 /// The allocator yardstick in every scenario, under whichever global allocator this binary has.
