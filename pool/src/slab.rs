@@ -282,9 +282,14 @@ mod tests {
                 assert_eq!(block.slab(), slab);
                 assert_eq!(s.index_of(block.ptr()), i);
                 assert_eq!(block.ptr().as_ptr() as usize % BLOCK_ALIGN, 0);
-                // SAFETY: the block is owned here, `block_size` bytes long and zeroed.
+                // SAFETY: the block is owned here, `block_size` bytes long and initialised.
                 let bytes = unsafe { std::slice::from_raw_parts(block.ptr().as_ptr(), block_size) };
-                assert!(bytes.iter().all(|&b| b == 0) || cfg!(feature = "debug"));
+                // Zeroed when made; the debug feature then poisons free blocks.
+                #[cfg(not(feature = "debug"))]
+                let fill = 0;
+                #[cfg(feature = "debug")]
+                let fill = crate::debug::POISON;
+                assert!(bytes.iter().all(|&b| b == fill));
             }
             // SAFETY: no block is out or listed anywhere.
             unsafe { Slab::free(slab) };
