@@ -16,7 +16,7 @@ use crate::request::{flags, BodyFraming, HeaderSlot, Method, Request, TargetForm
 use crate::scan::{
     eq_fold, find_non_tchar, is_token, list_elements, trim_ows, HOST_CHAR, SCHEME_CHAR,
 };
-use crate::simd::{find_name_end, find_non_vchar, scan_value};
+use crate::simd::{find_non_vchar, scan_field_line};
 
 /// Limits and the leniencies RFC 9112 permits. Defaults are strict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -417,8 +417,12 @@ impl Parser {
             if n >= max {
                 return Err(Error::TooManyHeaders);
             }
+            // The line's end first: the first control byte other than HTAB (or DEL) from the
+            // line's start. A field name holds none (it is all `tchar`), so this is the value's
+            // end, and the next line's start depends on this one scan only, not on the name's
+            // end as well. The name and the value's OWS are worked out beside it.
+            let (ne, stop) = scan_field_line(view, i);
             // field-name ":" (RFC 9112 §5.1)
-            let ne = find_name_end(view, i);
             match view.get(ne) {
                 Some(b':') if ne > i => {}
                 Some(b' ' | b'\t') if ne > i => return Err(Error::WhitespaceBeforeColon),
@@ -428,23 +432,18 @@ impl Parser {
             let name = view.get(i..ne).unwrap_or_default();
             let known = classify_token(name);
             // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
-            let value = scan_value(view, ne + 1);
-            let (vs, ve) = (value.start, value.end);
-            let next = if value.crlf {
-                value.stop + 2
-            } else {
-                let j = value.stop;
-                match view.get(j) {
+            let (vs, ve) = trim_value(view, ne + 1, stop);
+            let next = match view.get(stop) {
+                Some(b'\r') => match view.get(stop + 1) {
+                    Some(b'\n') => stop + 2,
+                    Some(_) => return Err(Error::BareCr),
                     // Incomplete line: the loop's exit records how far it got.
-                    Some(b'\r') => match view.get(j + 1) {
-                        Some(_) => return Err(Error::BareCr),
-                        None => break,
-                    },
-                    Some(b'\n') if lenient_lf => j + 1,
-                    Some(b'\n') => return Err(Error::BareLf),
-                    Some(_) => return Err(Error::InvalidHeaderValue),
                     None => break,
-                }
+                },
+                Some(b'\n') if lenient_lf => stop + 1,
+                Some(b'\n') => return Err(Error::BareLf),
+                Some(_) => return Err(Error::InvalidHeaderValue),
+                None => break,
             };
             if let Some(k) = known {
                 // One table load instead of five compares.
@@ -570,6 +569,36 @@ impl Parser {
             None => BodyFraming::None,
         })
     }
+}
+
+/// The field value in `buf[start..stop]` without its leading and trailing OWS (RFC 9110 §5.5):
+/// `(value start, value end)`. Nearly every value has one SP before it and none after, so these
+/// are a byte test or two each.
+#[inline(always)]
+fn trim_value(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
+    if let Some([b' ', rest @ ..]) = buf.get(start..stop) {
+        if let (Some(first), Some(last)) = (rest.first(), rest.last()) {
+            if !is_ows(*first) && !is_ows(*last) {
+                return (start + 1, stop);
+            }
+        }
+    }
+    trim_value_slow(buf, start, stop)
+}
+
+/// [`trim_value`] for any OWS.
+#[inline(never)]
+fn trim_value_slow(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
+    let v = buf.get(start..stop).unwrap_or_default();
+    let lead = v.iter().position(|&b| !is_ows(b)).unwrap_or(v.len());
+    let trail = v.iter().rev().position(|&b| !is_ows(b)).unwrap_or(v.len());
+    // An all-OWS value is empty: both counts are its length.
+    (start + lead, (stop - trail).max(start + lead))
+}
+
+#[inline(always)]
+fn is_ows(b: u8) -> bool {
+    b == b' ' || b == b'\t'
 }
 
 #[inline(always)]

@@ -26,8 +26,8 @@
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use core::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8,
-        _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
     /// Loads 16 bytes.
@@ -68,26 +68,6 @@ mod x86 {
         }
     }
 
-    /// Lane masks for a field value chunk: (stop, ows) where `stop` flags control bytes other
-    /// than HTAB, and DEL, and `ows` flags SP and HTAB.
-    #[inline(always)]
-    #[allow(unused_unsafe)]
-    pub(super) fn value_masks(c: &[u8; 16]) -> (u32, u32) {
-        let v = load(c);
-        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
-        unsafe {
-            let x = _mm_add_epi8(v, _mm_set1_epi8(0x60));
-            let ctl = _mm_cmpgt_epi8(x, _mm_set1_epi8(0x5f));
-            let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
-            let tab = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\t' as i8));
-            let sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8));
-            (
-                _mm_movemask_epi8(_mm_andnot_si128(tab, _mm_or_si128(ctl, del))) as u32,
-                _mm_movemask_epi8(_mm_or_si128(sp, tab)) as u32,
-            )
-        }
-    }
-
     /// Lane mask of bytes that are not allowed in a Host value (`scan::HOST_CHAR`): four
     /// ranges and five single bytes.
     #[inline(always)]
@@ -114,14 +94,6 @@ mod x86 {
             );
             !(_mm_movemask_epi8(_mm_or_si128(ranges, singles)) as u32) & 0xffff
         }
-    }
-
-    /// Lane mask of `:` bytes.
-    #[inline(always)]
-    #[allow(unused_unsafe)]
-    pub(super) fn colon_mask(c: &[u8; 16]) -> u32 {
-        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
-        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(load(c), _mm_set1_epi8(b':' as i8))) as u32 }
     }
 
     /// Lane mask of bytes that are not `[A-Za-z0-9-]`.
@@ -221,40 +193,46 @@ pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
     )
 }
 
-/// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the field-name scan
-/// (the byte found must be `:`). Letters, digits and `-` are skipped 16 at a time; a rarer
-/// `tchar` (``!#$%&'*+.^_`|~``) stops the vector scan, which then resumes after it.
+/// Scans a field line from its first byte `i`: `(name end, stop)`. `name end` is the index of
+/// the first non-`tchar` byte (`scan::find_name_end`; it must be the `:`), `stop` is
+/// [`find_ctl_but_tab`]'s answer: both from `i`, or `buf.len()`.
 ///
-/// Each header line waits for this result before its value can be loaded, so the common case
-/// (letters, digits and `-` up to a `:` in the first 16 bytes) takes the position from the `:`
-/// compare alone, one vector operation deep; the class mask only confirms it, through a branch
-/// the CPU predicts, off that path. A longer name resumes 16 bytes on, again through a branch
-/// rather than a computed offset.
+/// The two scans share the first 16-byte load, and `stop` (where the next line starts) is found
+/// without waiting for the name's end: a line's only dependency on the one before it is the
+/// position of its control byte.
 #[inline(always)]
-pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
+pub(crate) fn scan_field_line(buf: &[u8], i: usize) -> (usize, usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
-        let (colon, other) = (x86::colon_mask(c), x86::not_alnum_dash_mask(c));
-        // Of the lanes up to the first `:`, only that `:` may be other than `[A-Za-z0-9-]`.
-        if colon != 0 && other & (colon ^ colon.wrapping_sub(1)) == colon & colon.wrapping_neg() {
-            return i + colon.trailing_zeros() as usize;
-        }
-        if other == 0 {
-            return crate::scan::find_name_end_with(buf, i + 16, find_not_alnum_dash);
-        }
+        let (other, ctl) = (x86::not_alnum_dash_mask(c), x86::ctl_mask(c));
+        let stop = if ctl != 0 {
+            i + ctl.trailing_zeros() as usize
+        } else {
+            find_ctl(buf, i + 16)
+        };
+        let stop = match buf.get(stop) {
+            Some(b'\t') => find_ctl_but_tab(buf, stop + 1),
+            _ => stop,
+        };
+        // The first byte other than `[A-Za-z0-9-]` is nearly always the `:`; a rarer `tchar`
+        // continues the name.
+        let ne = if other != 0 {
+            let ne = i + other.trailing_zeros() as usize;
+            match buf.get(ne) {
+                Some(&b) if b != b':' && crate::scan::TCHAR[b as usize] => {
+                    crate::scan::find_name_end_with(buf, ne + 1, find_not_alnum_dash)
+                }
+                _ => ne,
+            }
+        } else {
+            crate::scan::find_name_end_with(buf, i + 16, find_not_alnum_dash)
+        };
+        return (ne, stop);
     }
-    crate::scan::find_name_end_with(buf, i, find_not_alnum_dash)
-}
-
-/// A scanned field value: `buf[start..end]` is the value without leading or trailing OWS;
-/// `buf[stop]` is its first control byte other than HTAB, or DEL, or `stop == buf.len()`;
-/// `crlf` says whether `buf[stop..]` starts with CR LF.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Value {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) stop: usize,
-    pub(crate) crlf: bool,
+    (
+        crate::scan::find_name_end_with(buf, i, find_not_alnum_dash),
+        find_ctl_but_tab(buf, i),
+    )
 }
 
 /// Index of the first control byte other than HTAB, or DEL, at or after `i` (else
@@ -268,89 +246,6 @@ pub(crate) fn find_ctl_but_tab(buf: &[u8], mut i: usize) -> usize {
             _ => return i,
         }
     }
-}
-
-/// Scans a field value that starts at `i` (just after the `:`): skips leading OWS, finds the
-/// value's end and trims trailing OWS. When the value ends within the first 16 bytes (most
-/// values but `User-Agent`, `Accept` and `Cookie`), both ends come from the lane masks of one
-/// load; near the end of the buffer that load is the buffer's last 16 bytes, shifted.
-#[inline(always)]
-pub(crate) fn scan_value(buf: &[u8], i: usize) -> Value {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
-            if let Some(v) = value_in_chunk(buf, i, x86::value_masks(c), 0) {
-                return v;
-            }
-        } else if let (Some(c), true) = (buf.last_chunk::<16>(), i <= buf.len()) {
-            // `i > len - 16` here, so the shift is below 16.
-            let masks = x86::value_masks(c);
-            if let Some(v) = value_in_chunk(buf, i, masks, i - (buf.len() - 16)) {
-                return v;
-            }
-        }
-    }
-    scan_value_scalar(buf, i)
-}
-
-/// [`scan_value`] from the lane masks of the 16 bytes at `i - shift`; `None` when the first
-/// 16 bytes are all OWS.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn value_in_chunk(buf: &[u8], i: usize, (stop, ows): (u32, u32), shift: usize) -> Option<Value> {
-    let (stop, ows) = (stop >> shift, ows >> shift);
-    // Lanes past the buffer's end are clear in both masks, so `lead` stops there.
-    let lead = (!ows).trailing_zeros();
-    if stop != 0 {
-        // A stop byte is never OWS, so `lead <= p`.
-        let p = stop.trailing_zeros();
-        let end = if (ows << 1) >> p & 1 == 0 {
-            p
-        } else {
-            // Trailing OWS (or an empty value): the value ends after its last non-OWS lane.
-            let body = !ows & ((1u32 << p) - 1);
-            (u32::BITS - body.leading_zeros()).max(lead)
-        };
-        return Some(value_at(
-            buf,
-            i + lead as usize,
-            i + end as usize,
-            i + p as usize,
-        ));
-    }
-    (lead < 16).then(|| finish_value(buf, i + lead as usize, i + 16))
-}
-
-/// The rest of a value whose start is known, scanning for its end from `from`.
-#[inline(always)]
-fn finish_value(buf: &[u8], start: usize, from: usize) -> Value {
-    let stop = find_ctl_but_tab(buf, from);
-    let mut end = stop;
-    while end > start && matches!(buf.get(end - 1), Some(b' ' | b'\t')) {
-        end -= 1;
-    }
-    value_at(buf, start, end, stop)
-}
-
-/// The scanned value, with the CR LF test at its stop byte.
-#[inline(always)]
-fn value_at(buf: &[u8], start: usize, end: usize, stop: usize) -> Value {
-    Value {
-        start,
-        end,
-        stop,
-        crlf: buf.get(stop..stop.saturating_add(2)) == Some(b"\r\n"),
-    }
-}
-
-/// The portable definition of [`scan_value`].
-#[inline(always)]
-fn scan_value_scalar(buf: &[u8], i: usize) -> Value {
-    let mut start = i;
-    while let Some(b' ' | b'\t') = buf.get(start) {
-        start += 1;
-    }
-    finish_value(buf, start, start)
 }
 
 /// Whether every byte of `buf[start..end]` is allowed in a Host value (`scan::HOST_CHAR`).
@@ -376,6 +271,13 @@ mod tests {
             ]),
             1 => any::<u8>(),
         ]
+    }
+
+    /// The value scan's definition: first control byte other than HTAB, or DEL.
+    fn find_ctl_but_tab_bytewise(buf: &[u8], i: usize) -> usize {
+        (i..buf.len())
+            .find(|&k| (buf[k] < 0x20 && buf[k] != b'\t') || buf[k] == 0x7f)
+            .unwrap_or(buf.len())
     }
 
     fn bufs() -> impl Strategy<Value = (Vec<u8>, usize)> {
@@ -409,8 +311,11 @@ mod tests {
                 crate::scan::find_not_alnum_dash(&buf, i).max(i.min(buf.len()))
             );
             prop_assert_eq!(
-                find_name_end(&buf, i),
-                crate::scan::find_name_end(&buf, i).max(i.min(buf.len()))
+                scan_field_line(&buf, i),
+                (
+                    crate::scan::find_name_end(&buf, i).max(i.min(buf.len())),
+                    find_ctl_but_tab_bytewise(&buf, i),
+                )
             );
         }
 
@@ -434,56 +339,18 @@ mod tests {
                 first(&|b| !(b.is_ascii_alphanumeric() || b == b'-'))
             );
             prop_assert_eq!(
-                find_name_end(&buf, i),
-                first(&|b| !crate::scan::TCHAR[b as usize])
+                scan_field_line(&buf, i),
+                (
+                    first(&|b| !crate::scan::TCHAR[b as usize]),
+                    first(&|b| (b < 0x20 && b != b'\t') || b == 0x7f),
+                )
             );
-            prop_assert_eq!(scan_value(&buf, i), scan_value_scalar(&buf, i));
             for end in [i, i + 3, i + 17, buf.len()] {
                 let part = buf.get(i..end.min(buf.len())).unwrap_or_default();
                 prop_assert_eq!(
                     all_host_chars(&buf, i, end),
                     part.iter().all(|&b| crate::scan::HOST_CHAR[b as usize])
                 );
-            }
-        }
-    }
-
-    #[test]
-    fn value_ends_at_every_lane() {
-        // Line endings and OWS at every position around the 16-byte load and the buffer's end,
-        // where the lane masks, the shifted last chunk and the bytewise scan take over.
-        let lens: &[usize] = if cfg!(miri) {
-            &[15, 17]
-        } else {
-            &[14, 15, 16, 17, 18, 31, 32, 33]
-        };
-        let endings: [&[u8]; 7] = [
-            b"\r\n",
-            b" \r\n",
-            b"\t \r\n",
-            b"\r",
-            b"\n",
-            b" \t",
-            b"\x7f\r\n",
-        ];
-        for &len in lens {
-            for pos in 0..len {
-                for ending in endings {
-                    let mut buf = vec![b'a'; len];
-                    for (k, &b) in ending.iter().enumerate() {
-                        if let Some(slot) = buf.get_mut(pos + k) {
-                            *slot = b;
-                        }
-                    }
-                    buf[0] = b' ';
-                    for i in [0, 1, 2, pos.saturating_sub(1), pos, pos + 1, len] {
-                        assert_eq!(
-                            scan_value(&buf, i),
-                            scan_value_scalar(&buf, i),
-                            "{buf:?} {i}"
-                        );
-                    }
-                }
             }
         }
     }
@@ -514,7 +381,13 @@ mod tests {
                             find_not_alnum_dash(&buf, i),
                             exp(!(b.is_ascii_alphanumeric() || b == b'-'))
                         );
-                        assert_eq!(find_name_end(&buf, i), exp(!crate::scan::TCHAR[b as usize]));
+                        assert_eq!(
+                            scan_field_line(&buf, i),
+                            (
+                                exp(!crate::scan::TCHAR[b as usize]),
+                                exp((b < 0x20 && b != b'\t') || b == 0x7f)
+                            )
+                        );
                         assert_eq!(
                             find_non_host(&buf, i),
                             exp(!crate::scan::HOST_CHAR[b as usize])
