@@ -576,14 +576,11 @@ impl Parser {
 /// are a byte test or two each.
 #[inline(always)]
 fn trim_value(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
-    if let Some([b' ', rest @ ..]) = buf.get(start..stop) {
-        if let (Some(first), Some(last)) = (rest.first(), rest.last()) {
-            if !is_ows(*first) && !is_ows(*last) {
-                return (start + 1, stop);
-            }
-        }
+    match buf.get(start..stop) {
+        Some([b' ', first, .., last]) if !is_ows(*first) && !is_ows(*last) => (start + 1, stop),
+        Some([b' ', only]) if !is_ows(*only) => (start + 1, stop),
+        _ => trim_value_slow(buf, start, stop),
     }
-    trim_value_slow(buf, start, stop)
 }
 
 /// [`trim_value`] for any OWS.
@@ -596,9 +593,11 @@ fn trim_value_slow(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
     (start + lead, (stop - trail).max(start + lead))
 }
 
+/// Whether a byte of a field value is OWS. Only HTAB and SP can be: every other byte below
+/// 0x21 ends the value (it is a control byte other than HTAB), so one compare does.
 #[inline(always)]
 fn is_ows(b: u8) -> bool {
-    b == b' ' || b == b'\t'
+    b <= b' '
 }
 
 #[inline(always)]
@@ -721,5 +720,31 @@ fn other_target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> 
             }
         }
         _ => Err(Error::InvalidTarget),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trim_value_is_trim_ows_on_every_short_value() {
+        // Every value of up to 6 bytes over OWS, a plain byte and obs-text, after a `:`.
+        let alphabet = [b' ', b'\t', b'a', 0x80];
+        for len in 0..=6u32 {
+            for code in 0..4usize.pow(len) {
+                let mut line = b"x:".to_vec();
+                let mut c = code;
+                for _ in 0..len {
+                    line.push(alphabet[c % 4]);
+                    c /= 4;
+                }
+                let stop = line.len();
+                line.extend_from_slice(b"\r\n");
+                let (vs, ve) = trim_value(&line, 2, stop);
+                assert!(2 <= vs && vs <= ve && ve <= stop, "{line:?}");
+                assert_eq!(&line[vs..ve], trim_ows(&line[2..stop]), "{line:?}");
+            }
+        }
     }
 }
