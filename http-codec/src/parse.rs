@@ -433,17 +433,23 @@ impl Parser {
             let known = classify_token(name);
             // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
             let (vs, ve) = trim_value(view, ne + 1, stop);
-            let next = match view.get(stop) {
-                Some(b'\r') => match view.get(stop + 1) {
-                    Some(b'\n') => stop + 2,
-                    Some(_) => return Err(Error::BareCr),
-                    // Incomplete line: the loop's exit records how far it got.
+            // CR LF as one two-byte compare; anything else (bare CR or LF, an invalid byte,
+            // the end of the input) is told apart below.
+            let next = if view.get(stop..stop + 2) == Some(b"\r\n") {
+                stop + 2
+            } else {
+                match view.get(stop) {
+                    Some(b'\r') => match view.get(stop + 1) {
+                        Some(b'\n') => stop + 2,
+                        Some(_) => return Err(Error::BareCr),
+                        // Incomplete line: the loop's exit records how far it got.
+                        None => break,
+                    },
+                    Some(b'\n') if lenient_lf => stop + 1,
+                    Some(b'\n') => return Err(Error::BareLf),
+                    Some(_) => return Err(Error::InvalidHeaderValue),
                     None => break,
-                },
-                Some(b'\n') if lenient_lf => stop + 1,
-                Some(b'\n') => return Err(Error::BareLf),
-                Some(_) => return Err(Error::InvalidHeaderValue),
-                None => break,
+                }
             };
             if let Some(k) = known {
                 // One table load instead of five compares.
