@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::header_name::{classify_token, KnownHeader};
 use crate::request::{flags, BodyFraming, HeaderSlot, Method, Request, TargetForm, Version};
 use crate::scan::{
-    eq_fold, find_non_tchar, is_token, list_elements, trim_ows, HOST_CHAR, SCHEME_CHAR,
+    eq_fold, find_non_tchar, is_token, list_elements, ows_bounds, trim_ows, HOST_CHAR, SCHEME_CHAR,
 };
 use crate::simd::{find_non_vchar, scan_field_line};
 
@@ -595,11 +595,8 @@ fn trim_value(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
 /// [`trim_value`] for any OWS.
 #[inline(never)]
 fn trim_value_slow(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
-    let v = buf.get(start..stop).unwrap_or_default();
-    let lead = v.iter().position(|&b| !is_ows(b)).unwrap_or(v.len());
-    let trail = v.iter().rev().position(|&b| !is_ows(b)).unwrap_or(v.len());
-    // An all-OWS value is empty: both counts are its length.
-    (start + lead, (stop - trail).max(start + lead))
+    let (lead, end) = ows_bounds(buf.get(start..stop).unwrap_or_default());
+    (start + lead, start + end)
 }
 
 /// Whether a byte of a field value is OWS. Only HTAB and SP can be: every other byte below

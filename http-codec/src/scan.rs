@@ -144,13 +144,13 @@ pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
 }
 
 /// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the field-name scan
-/// (the byte found must be `:`). The head parser uses the SIMD version in `crate::simd`; this
-/// one is its reference.
+/// (the byte found must be `:`). The head parser finds it in `crate::simd::scan_field_line`;
+/// this one is its reference.
 ///
 /// A SWAR pass skips letters, digits and `-` 8 bytes at a time; any other byte stops it, and
 /// if that byte is one of the rarer `tchar`s (``!#$%&'*+.^_`|~``) the scan carries on from
 /// there. So the scan both finds the end of the name and validates it.
-// Only tests call this: the parser uses `crate::simd::find_name_end` on every target.
+// Only tests call this: the parser's `crate::simd::scan_field_line` finds the same index.
 #[cfg_attr(not(test), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
@@ -251,16 +251,21 @@ pub(crate) fn eq_fold(v: &[u8], lower: &[u8]) -> bool {
     }
 }
 
+/// Where `s` lies without its leading and trailing optional whitespace (SP / HTAB, RFC 9110
+/// §5.6.3): `(start, end)`, with `start == end` when `s` is all whitespace.
+#[inline]
+pub(crate) fn ows_bounds(s: &[u8]) -> (usize, usize) {
+    let is_ows = |b: &u8| matches!(b, b' ' | b'\t');
+    let start = s.iter().position(|b| !is_ows(b)).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !is_ows(b)).map_or(start, |k| k + 1);
+    (start, end)
+}
+
 /// Trims optional whitespace (SP / HTAB, RFC 9110 §5.6.3) from both ends.
 #[inline]
-pub(crate) fn trim_ows(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
+pub(crate) fn trim_ows(s: &[u8]) -> &[u8] {
+    let (start, end) = ows_bounds(s);
+    s.get(start..end).unwrap_or_default()
 }
 
 /// Splits a comma-separated list value into trimmed, non-empty elements (RFC 9110 §5.6.1:

@@ -273,10 +273,15 @@ mod tests {
         ]
     }
 
-    /// The value scan's definition: first control byte other than HTAB, or DEL.
+    /// Where a field value must end: a control byte other than HTAB, or DEL.
+    fn is_value_stop(b: u8) -> bool {
+        (b < 0x20 && b != b'\t') || b == 0x7f
+    }
+
+    /// The value scan's definition: the first [`is_value_stop`] byte at or after `i`.
     fn find_ctl_but_tab_bytewise(buf: &[u8], i: usize) -> usize {
         (i..buf.len())
-            .find(|&k| (buf[k] < 0x20 && buf[k] != b'\t') || buf[k] == 0x7f)
+            .find(|&k| is_value_stop(buf[k]))
             .unwrap_or(buf.len())
     }
 
@@ -342,7 +347,7 @@ mod tests {
                 scan_field_line(&buf, i),
                 (
                     first(&|b| !crate::scan::TCHAR[b as usize]),
-                    first(&|b| (b < 0x20 && b != b'\t') || b == 0x7f),
+                    first(&is_value_stop),
                 )
             );
             for end in [i, i + 3, i + 17, buf.len()] {
@@ -383,10 +388,7 @@ mod tests {
                         );
                         assert_eq!(
                             scan_field_line(&buf, i),
-                            (
-                                exp(!crate::scan::TCHAR[b as usize]),
-                                exp((b < 0x20 && b != b'\t') || b == 0x7f)
-                            )
+                            (exp(!crate::scan::TCHAR[b as usize]), exp(is_value_stop(b)))
                         );
                         assert_eq!(
                             find_non_host(&buf, i),
