@@ -3,6 +3,27 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
+/// The codec fixtures, the project's reference request bytes (`http-codec/tests/fixtures/`):
+/// name and bytes, one request head each (`post_json` with its body after it).
+pub const FIXTURES: [(&str, &[u8]); 4] = [
+    (
+        "techempower",
+        include_bytes!("../../http-codec/tests/fixtures/techempower.http"),
+    ),
+    (
+        "browser",
+        include_bytes!("../../http-codec/tests/fixtures/browser.http"),
+    ),
+    (
+        "many_headers",
+        include_bytes!("../../http-codec/tests/fixtures/many_headers.http"),
+    ),
+    (
+        "post_json",
+        include_bytes!("../../http-codec/tests/fixtures/post_json.http"),
+    ),
+];
+
 /// The start of `main` in this crate's binaries: the parsed arguments, or the exit code once
 /// the usage was printed (`Ok(None)`, i.e. `--help`: success) or the error and the usage were
 /// (status 2).

@@ -15,99 +15,37 @@ use std::mem::MaybeUninit;
 
 use bufslab_http::{HeaderSlot, Parser, Status};
 
-const TECHEMPOWER: &[u8] = include_bytes!("../../../http-codec/tests/fixtures/techempower.http");
-const BROWSER: &[u8] = include_bytes!("../../../http-codec/tests/fixtures/browser.http");
-const MANY_HEADERS: &[u8] = include_bytes!("../../../http-codec/tests/fixtures/many_headers.http");
-const POST_JSON: &[u8] = include_bytes!("../../../http-codec/tests/fixtures/post_json.http");
-
 const SLOTS: usize = 64;
 
-/// Parses every request head in `buf` (back to back, no bodies except `post_json`'s, which is
-/// after the only head) and returns how many were parsed.
-fn bufslab_all(parser: &mut Parser, slots: &mut [HeaderSlot], mut buf: &[u8], n: usize) -> usize {
-    let mut done = 0;
-    while done < n {
-        match parser.parse(buf, slots) {
-            Ok(Status::Complete(req)) => {
-                black_box((req.header_count(), req.framing(), req.keep_alive()));
-                buf = &buf[req.head_len()..];
-                done += 1;
-            }
-            _ => panic!("bufslab rejected a fixture"),
-        }
-    }
-    done
+/// The fixtures: name, bytes, request heads in them (`benches/src/lib.rs`, plus `pipelined16`,
+/// 16 × `techempower`). `pipelined16` is leaked once so that every fixture is `'static`, which
+/// lets the httparse slot array (typed with the buffer's lifetime) be created once outside the
+/// timed loop.
+pub fn fixtures() -> [(&'static str, &'static [u8], usize); 5] {
+    let [techempower, browser, many_headers, post_json] = bufslab_benches::FIXTURES;
+    let pipelined: &'static [u8] = Box::leak(techempower.1.repeat(16).into_boxed_slice());
+    [
+        (techempower.0, techempower.1, 1),
+        (browser.0, browser.1, 1),
+        ("pipelined16", pipelined, 16),
+        (many_headers.0, many_headers.1, 1),
+        (post_json.0, post_json.1, 1),
+    ]
 }
 
-fn httparse_all(
-    headers: &mut [MaybeUninit<httparse::Header<'static>>; SLOTS],
+/// Parses the `n` request heads at the start of `buf` (back to back, no bodies except
+/// `post_json`'s, which is after the only head) with `one`, which parses the head at the start
+/// of what it is given and returns its length; returns `n`.
+#[inline(always)]
+fn each_head(
     mut buf: &'static [u8],
     n: usize,
+    mut one: impl FnMut(&'static [u8]) -> usize,
 ) -> usize {
-    let mut done = 0;
-    while done < n {
-        let mut req = httparse::Request::new(&mut []);
-        match req.parse_with_uninit_headers(buf, headers) {
-            Ok(httparse::Status::Complete(len)) => {
-                black_box(req.headers.len());
-                buf = &buf[len..];
-                done += 1;
-            }
-            _ => panic!("httparse rejected a fixture"),
-        }
+    for _ in 0..n {
+        buf = &buf[one(buf)..];
     }
-    done
-}
-
-fn pico_all(
-    headers: &mut [picohttpparser_sys::phr_header; SLOTS],
-    mut buf: &[u8],
-    n: usize,
-) -> usize {
-    let mut done = 0;
-    while done < n {
-        let mut method = std::ptr::null();
-        let mut method_len = 0;
-        let mut path = std::ptr::null();
-        let mut path_len = 0;
-        let mut minor = 0;
-        let mut num_headers = SLOTS;
-        // SAFETY: every pointer is valid for the call; `buf` outlives it; `num_headers` is the
-        // capacity of `headers`.
-        let r = unsafe {
-            picohttpparser_sys::phr_parse_request(
-                buf.as_ptr().cast(),
-                buf.len(),
-                &mut method,
-                &mut method_len,
-                &mut path,
-                &mut path_len,
-                &mut minor,
-                headers.as_mut_ptr(),
-                &mut num_headers,
-                0,
-            )
-        };
-        assert!(r > 0, "pico rejected a fixture");
-        black_box(num_headers);
-        buf = &buf[r as usize..];
-        done += 1;
-    }
-    done
-}
-
-/// The fixtures: name, bytes, request heads in them. `pipelined16` is leaked once so that every
-/// fixture is `'static`, which lets the httparse slot array (typed with the buffer's lifetime)
-/// be created once outside the timed loop.
-pub fn fixtures() -> [(&'static str, &'static [u8], usize); 5] {
-    let pipelined: &'static [u8] = Box::leak(TECHEMPOWER.repeat(16).into_boxed_slice());
-    [
-        ("techempower", TECHEMPOWER, 1),
-        ("browser", BROWSER, 1),
-        ("pipelined16", pipelined, 16),
-        ("many_headers", MANY_HEADERS, 1),
-        ("post_json", POST_JSON, 1),
-    ]
+    n
 }
 
 /// Each contender with its per-connection state, allocated once.
@@ -128,18 +66,62 @@ impl Contenders {
         }
     }
 
-    /// bufslab-http parses the `n` heads of `buf`.
+    /// bufslab-http parses the `n` heads of `buf`, reading what a server reads of each.
     pub fn bufslab(&mut self, buf: &'static [u8], n: usize) -> usize {
-        bufslab_all(&mut self.parser, &mut self.slots, black_box(buf), n)
+        let (parser, slots) = (&mut self.parser, &mut self.slots);
+        each_head(black_box(buf), n, |buf| match parser.parse(buf, slots) {
+            Ok(Status::Complete(req)) => {
+                black_box((req.header_count(), req.framing(), req.keep_alive()));
+                req.head_len()
+            }
+            _ => panic!("bufslab rejected a fixture"),
+        })
     }
 
     /// httparse parses the `n` heads of `buf`.
     pub fn httparse(&mut self, buf: &'static [u8], n: usize) -> usize {
-        httparse_all(&mut self.httparse, black_box(buf), n)
+        let headers = &mut self.httparse;
+        each_head(black_box(buf), n, |buf| {
+            let mut req = httparse::Request::new(&mut []);
+            match req.parse_with_uninit_headers(buf, headers) {
+                Ok(httparse::Status::Complete(len)) => {
+                    black_box(req.headers.len());
+                    len
+                }
+                _ => panic!("httparse rejected a fixture"),
+            }
+        })
     }
 
     /// picohttpparser parses the `n` heads of `buf`.
     pub fn pico(&mut self, buf: &'static [u8], n: usize) -> usize {
-        pico_all(&mut self.pico, black_box(buf), n)
+        let headers = &mut self.pico;
+        each_head(black_box(buf), n, |buf| {
+            let mut method = std::ptr::null();
+            let mut method_len = 0;
+            let mut path = std::ptr::null();
+            let mut path_len = 0;
+            let mut minor = 0;
+            let mut num_headers = SLOTS;
+            // SAFETY: every pointer is valid for the call; `buf` outlives it; `num_headers` is
+            // the capacity of `headers`.
+            let r = unsafe {
+                picohttpparser_sys::phr_parse_request(
+                    buf.as_ptr().cast(),
+                    buf.len(),
+                    &mut method,
+                    &mut method_len,
+                    &mut path,
+                    &mut path_len,
+                    &mut minor,
+                    headers.as_mut_ptr(),
+                    &mut num_headers,
+                    0,
+                )
+            };
+            assert!(r > 0, "pico rejected a fixture");
+            black_box(num_headers);
+            r as usize
+        })
     }
 }

@@ -14,26 +14,8 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
+use bufslab_benches::FIXTURES;
 use bufslab_http::{HeaderSlot, Parser, Status};
-
-const FIXTURES: [(&str, &[u8]); 4] = [
-    (
-        "techempower",
-        include_bytes!("../../../http-codec/tests/fixtures/techempower.http"),
-    ),
-    (
-        "browser",
-        include_bytes!("../../../http-codec/tests/fixtures/browser.http"),
-    ),
-    (
-        "many_headers",
-        include_bytes!("../../../http-codec/tests/fixtures/many_headers.http"),
-    ),
-    (
-        "post_json",
-        include_bytes!("../../../http-codec/tests/fixtures/post_json.http"),
-    ),
-];
 
 /// Parses `buf` `n` times, reading what a server reads of each head (as the codec bench does).
 #[inline(never)]
