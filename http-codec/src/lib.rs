@@ -57,12 +57,15 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod body;
 mod chunked;
 mod date;
 mod error;
 mod header_name;
+#[cfg(feature = "http")]
+mod http_compat;
 mod parse;
 mod request;
 mod response;
