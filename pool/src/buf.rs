@@ -8,8 +8,7 @@ use std::ops::{Deref, DerefMut};
 use bytes::buf::UninitSlice;
 use bytes::{Buf, BufMut};
 
-use crate::frozen::PoolBytes;
-use crate::slab::FreeBlock;
+use crate::slab::{FreeBlock, Slab};
 
 /// A rented block: a fixed-capacity byte buffer that goes back to its pool when dropped.
 ///
@@ -63,8 +62,7 @@ impl PoolBuf {
     /// The block size: the most bytes this buffer can ever hold.
     #[inline]
     pub fn capacity(&self) -> usize {
-        // SAFETY: the handle owns the block, so its slab is live.
-        unsafe { self.block.slab().as_ref() }.block_size()
+        self.header().block_size()
     }
 
     /// Room left after the filled bytes (compacting can free the consumed prefix too).
@@ -140,20 +138,28 @@ impl PoolBuf {
         self.end = len as u32;
     }
 
-    /// Turns the buffer into a shared, read-only, cloneable view of its filled bytes, without
-    /// copying. The block returns to the pool when the last clone is dropped.
-    pub fn freeze(self) -> PoolBytes {
+    /// Gives up the block without returning it: the block and the filled range `start..end`.
+    #[inline]
+    pub(crate) fn into_parts(self) -> (FreeBlock, u32, u32) {
         let this = ManuallyDrop::new(self);
-        // SAFETY: the handle owned the block; ownership moves to the frozen view, and
-        // `ManuallyDrop` keeps this handle from returning it.
-        unsafe { PoolBytes::from_block(this.block, this.start as usize, this.len()) }
+        (this.block, this.start, this.end)
     }
 
-    /// Converts into [`bytes::Bytes`] without copying, via [`Bytes::from_owner`](bytes::Bytes::from_owner).
-    /// That costs one small heap allocation (the `Bytes` owner record); the data stays in the
-    /// block, which returns to the pool when the last `Bytes` clone drops.
-    pub fn into_bytes(self) -> bytes::Bytes {
-        self.freeze().into_bytes()
+    /// A handle over a block the caller owns, filled over `start..end`, with no debug check (the
+    /// block is still rented: it comes from [`into_parts`](Self::into_parts) or a frozen view).
+    ///
+    /// # Safety
+    /// The caller owns `block` and gives it up; `start <= end <= ` its block size.
+    #[inline]
+    pub(crate) unsafe fn from_parts(block: FreeBlock, start: u32, end: u32) -> Self {
+        PoolBuf { block, start, end }
+    }
+
+    /// The header of the block's slab.
+    #[inline]
+    fn header(&self) -> &Slab {
+        // SAFETY: the handle owns the block.
+        unsafe { self.block.header() }
     }
 
     #[inline]
@@ -170,7 +176,7 @@ impl PoolBuf {
 impl Drop for PoolBuf {
     #[inline]
     fn drop(&mut self) {
-        crate::frozen::give_back(self.block);
+        crate::home::give_back(self.block);
     }
 }
 

@@ -1,8 +1,6 @@
 //! Pool configuration: size classes, bounds, local cache size, eviction share.
 
 use crate::error::ConfigError;
-use crate::free_list::FreeList;
-use crate::pool::Pool;
 use crate::slab::BLOCK_ALIGN;
 
 /// One size class: blocks of one size, carved from slabs of `blocks_per_slab` blocks.
@@ -85,7 +83,7 @@ impl ClassConfig {
     }
 }
 
-/// Builds a [`Pool`]. Start from [`Pool::builder`].
+/// Builds a [`Pool`](crate::Pool). Start from [`Pool::builder`](crate::Pool::builder).
 ///
 /// With no class added, the pool has one: 4096-byte blocks, 32 per slab.
 #[derive(Clone, Debug)]
@@ -130,20 +128,14 @@ impl Builder {
         self
     }
 
-    /// The share of surplus slabs each [`Pool::evict_idle`] call releases (default 0.25).
+    /// The share of surplus slabs each [`Pool::evict_idle`](crate::Pool::evict_idle) call releases (default 0.25).
     pub fn evict_share(mut self, share: f64) -> Self {
         self.evict_share = share;
         self
     }
 
-    /// Builds a pool with the default free list.
-    pub fn build(self) -> Result<Pool, ConfigError> {
-        self.build_with()
-    }
-
-    /// Builds a pool with free-list strategy `F`, e.g.
-    /// `Pool::builder().build_with::<StackFreeList>()`.
-    pub fn build_with<F: FreeList>(mut self) -> Result<Pool<F>, ConfigError> {
+    /// The builder with its classes sorted and checked, as a pool is built from it.
+    pub(crate) fn validated(mut self) -> Result<Builder, ConfigError> {
         if self.classes.is_empty() {
             self.classes.push(ClassConfig::new(4096));
         }
@@ -175,6 +167,6 @@ impl Builder {
                 max_bytes: self.max_bytes,
             });
         }
-        Pool::from_builder(self)
+        Ok(self)
     }
 }

@@ -40,8 +40,8 @@ fn check_block(block: FreeBlock, slab: &Slab) -> u32 {
 /// class's: a block parked in the wrong cache or list would be handed out with the wrong size.
 pub(crate) fn on_put(pool: *const (), class: usize, blocks: &[FreeBlock]) {
     for &block in blocks {
-        // SAFETY: the caller owns the blocks, so their slabs are live.
-        let slab = unsafe { block.slab().as_ref() };
+        // SAFETY: the caller owns the blocks.
+        let slab = unsafe { block.header() };
         assert!(
             slab.pool() == pool && slab.class() == class,
             "bufslab debug: block {:p} given to the wrong pool or class",
@@ -51,8 +51,8 @@ pub(crate) fn on_put(pool: *const (), class: usize, blocks: &[FreeBlock]) {
 }
 
 pub(crate) fn on_rent(block: FreeBlock) {
-    // SAFETY: the block is owned by the caller, so its slab is live.
-    let slab = unsafe { block.slab().as_ref() };
+    // SAFETY: the block is owned by the caller.
+    let slab = unsafe { block.header() };
     let i = check_block(block, slab);
     let before = slab.state(i).swap(RENTED, Ordering::AcqRel);
     assert_eq!(
@@ -72,8 +72,8 @@ pub(crate) fn on_rent(block: FreeBlock) {
 }
 
 pub(crate) fn on_return(block: FreeBlock) {
-    // SAFETY: the block is owned by the caller, so its slab is live.
-    let slab = unsafe { block.slab().as_ref() };
+    // SAFETY: the block is owned by the caller.
+    let slab = unsafe { block.header() };
     let i = check_block(block, slab);
     let before = slab.state(i).swap(FREE, Ordering::AcqRel);
     assert_eq!(

@@ -2,30 +2,28 @@
 //!
 //! Two strategies ship, both usable in one binary so they can be measured side by side:
 //!
-//! - [`QueueFreeList`]: FIFO, a bounded lock-free queue (crossbeam's `ArrayQueue`), the choice
+//! - [`QueueFreeList`](crate::QueueFreeList): FIFO, a bounded lock-free queue (crossbeam's `ArrayQueue`), the choice
 //!   Kestrel settled on. Gets and puts touch opposite ends, so they contend less under heavy
 //!   multi-threaded traffic; a returned block waits longest before reuse.
-//! - [`StackFreeList`]: LIFO behind a `parking_lot` mutex. The block handed out is the one
+//! - [`StackFreeList`](crate::StackFreeList): LIFO behind a `parking_lot` mutex. The block handed out is the one
 //!   returned last, still warm in cache; batches (a local cache's refill or flush) move under
 //!   one lock acquisition.
 //!
-//! The default `Pool` uses the queue; the cargo feature `stack` makes it the stack. The trait is
-//! sealed: a free list that lost or duplicated a block would break the pool's soundness.
+//! `Pool` without a type parameter uses the queue; name the stack as a type parameter
+//! (`Pool<StackFreeList>`, [`Builder::build_with`](crate::Builder::build_with)). No cargo feature
+//! changes the default, so two crates in one build that name `Pool<QueueFreeList>` and `Pool`
+//! always agree. The trait is sealed: a free list that lost or duplicated a block would break
+//! the pool's soundness.
 
 use crate::slab::FreeBlock;
 
-/// A free-list strategy for [`Pool`](crate::Pool). Sealed: implemented by [`QueueFreeList`]
-/// and [`StackFreeList`] only.
+/// A free-list strategy for [`Pool`](crate::Pool). Sealed: implemented by [`QueueFreeList`](crate::QueueFreeList)
+/// and [`StackFreeList`](crate::StackFreeList) only.
 pub trait FreeList: sealed::FreeListImpl {}
 
-/// The strategy `Pool` uses when none is named: [`QueueFreeList`], or [`StackFreeList`] with
-/// the `stack` feature.
-#[cfg(not(feature = "stack"))]
+/// The strategy `Pool` uses when none is named: always [`QueueFreeList`](crate::QueueFreeList). Choose the other with
+/// a type parameter (`Pool<StackFreeList>`, `Builder::build_with::<StackFreeList>()`).
 pub type DefaultFreeList = crate::QueueFreeList;
-/// The strategy `Pool` uses when none is named: [`QueueFreeList`], or [`StackFreeList`] with
-/// the `stack` feature.
-#[cfg(feature = "stack")]
-pub type DefaultFreeList = crate::StackFreeList;
 
 pub(crate) mod sealed {
     use super::FreeBlock;

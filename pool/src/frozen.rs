@@ -1,39 +1,33 @@
-//! [`PoolBytes`]: a shared, read-only view of a frozen block, and the path every block takes
-//! home.
+//! [`PoolBytes`]: a block frozen into shared, read-only views, and back to a writable
+//! [`PoolBuf`] when one view is left.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::{Bound, Deref, RangeBounds};
 use std::ptr::NonNull;
 
 use bytes::Buf;
 
+use crate::buf::PoolBuf;
+use crate::home::give_back;
 use crate::slab::{FreeBlock, Slab};
 
-/// Returns a block to its pool: this thread's cache of the pool if it has one and room, else
-/// the slow path.
-#[inline]
-pub(crate) fn give_back(block: FreeBlock) {
-    #[cfg(feature = "debug")]
-    crate::debug::on_return(block);
-    if !crate::local_cache::park(block) {
-        give_back_slow(block);
+impl PoolBuf {
+    /// Turns the buffer into a shared, read-only, cloneable view of its filled bytes, without
+    /// copying. The block returns to the pool when the last clone is dropped.
+    pub fn freeze(self) -> PoolBytes {
+        let (block, start, end) = self.into_parts();
+        // SAFETY: the handle owned the block and `into_parts` gave it up to the frozen view;
+        // `start..end` is within the block.
+        unsafe { PoolBytes::from_block(block, start as usize, (end - start) as usize) }
     }
-}
 
-/// A full cache (flush half of it, then park) or no cache at all (the shared free list). Kept
-/// out of line so the fast path above needs no stack frame.
-#[cold]
-#[inline(never)]
-fn give_back_slow(block: FreeBlock) {
-    // SAFETY: the caller owns the block, so its slab is live.
-    let slab = unsafe { block.slab().as_ref() };
-    let (pool, class) = (slab.pool(), slab.class());
-    if crate::local_cache::put_local(pool, class, block) {
-        return;
+    /// Converts into [`bytes::Bytes`] without copying, via [`Bytes::from_owner`](bytes::Bytes::from_owner).
+    /// That costs one small heap allocation (the `Bytes` owner record); the data stays in the
+    /// block, which returns to the pool when the last `Bytes` clone drops.
+    pub fn into_bytes(self) -> bytes::Bytes {
+        self.freeze().into_bytes()
     }
-    // SAFETY: `pool` and `class` come from the block's own slab, and the caller gives the block
-    // up. `slab` is not used after this call, which may free it.
-    unsafe { (slab.home().put)(pool, class, std::slice::from_ref(&block)) };
 }
 
 /// A cheaply cloneable, read-only view of bytes in a pooled block (from [`PoolBuf::freeze`]).
@@ -63,8 +57,8 @@ impl PoolBytes {
     /// The caller owns `block` (no other handle or view) and gives it up; `offset + len` is
     /// within the block.
     pub(crate) unsafe fn from_block(block: FreeBlock, offset: usize, len: usize) -> Self {
-        // SAFETY: the caller owns the block, so its slab is live.
-        let slab = unsafe { block.slab().as_ref() };
+        // SAFETY: the caller owns the block.
+        let slab = unsafe { block.header() };
         let index = slab.index_of(block.ptr());
         slab.refs(index).init();
         PoolBytes {
@@ -107,6 +101,50 @@ impl PoolBytes {
     /// (one small heap allocation for the owner record).
     pub fn into_bytes(self) -> bytes::Bytes {
         bytes::Bytes::from_owner(self)
+    }
+
+    /// Back to a writable [`PoolBuf`] over the same bytes, without copying, when this is the
+    /// only view of the block; `Err(self)` when other views (clones, slices, a [`bytes::Bytes`]
+    /// made from one) still exist. As [`bytes::Bytes::try_into_mut`].
+    ///
+    /// The buffer's filled bytes are this view's; the rest of the block after them is its spare
+    /// capacity, the part before them is consumed (see [`PoolBuf::compact`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::BufMut;
+    ///
+    /// let pool = bufslab::Pool::new();
+    /// let mut buf = pool.get(64)?;
+    /// buf.put_slice(b"hello");
+    /// let view = buf.freeze();
+    ///
+    /// let other = view.clone();
+    /// let view = view.try_into_mut().unwrap_err(); // `other` shares the block
+    /// drop(other);
+    ///
+    /// let mut buf = view.try_into_mut().unwrap(); // the only view: writable again
+    /// buf.put_slice(b", world");
+    /// assert_eq!(&buf[..], b"hello, world");
+    /// # Ok::<(), bufslab::Error>(())
+    /// ```
+    pub fn try_into_mut(self) -> Result<PoolBuf, PoolBytes> {
+        let slab = self.slab();
+        if !slab.refs(self.index).is_unique() {
+            return Err(self);
+        }
+        // SAFETY: this is the block's only view, and `is_unique` ordered every other view's
+        // reads before this point, so the block is this thread's to own again: nobody can make
+        // a new view without one. `index` is within the slab.
+        let block = unsafe { slab.block(self.index) };
+        let start = self.ptr.as_ptr() as usize - block.ptr().as_ptr() as usize;
+        let end = start + self.len;
+        // The count is not released: the block leaves the view, it does not go home.
+        let _ = ManuallyDrop::new(self);
+        // SAFETY: owned as argued above and given up by the forgotten view; `start..end` is the
+        // view's range, within the block, so both fit in `u32` (blocks are at most 1 GiB).
+        Ok(unsafe { PoolBuf::from_parts(block, start as u32, end as u32) })
     }
 
     fn slab(&self) -> &Slab {

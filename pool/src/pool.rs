@@ -11,10 +11,10 @@ use crate::buf::PoolBuf;
 use crate::config::{Builder, ClassConfig};
 use crate::error::{ConfigError, Error};
 use crate::free_list::{DefaultFreeList, FreeList};
-use crate::local_cache::{LocalCache, Stash};
 use crate::out_count::OutCount;
 use crate::slab::{FreeBlock, HomeVTable, Slab};
 use crate::stats::{ClassStats, Stats};
+use crate::thread_cache::{self, Owner, Stash};
 
 /// A preallocated, bounded pool of fixed-size blocks in several size classes.
 ///
@@ -30,10 +30,10 @@ pub(crate) struct Shared<F> {
     max_bytes: usize,
     /// Bytes of block memory in live slabs, across classes (checked against `max_bytes`).
     allocated: AtomicUsize,
-    /// `Pool` handles and local caches; the pool closes when it reaches zero.
+    /// `Pool` handles (a `LocalCache` holds one); the pool closes when it reaches zero.
     handles: AtomicUsize,
     evict_share: f64,
-    /// Each live local cache's stashes, one per class, for `stats`.
+    /// Each live thread cache's stashes, one per class, for `stats`.
     pub(crate) locals: Mutex<Vec<Arc<[Stash]>>>,
 }
 
@@ -104,6 +104,24 @@ impl<F: FreeList> Class<F> {
 impl Pool {
     /// A pool with the default configuration: one class of 4096-byte blocks, 32 per slab
     /// (128 KiB slabs), one slab preallocated, at most 256.
+    ///
+    /// # Panics
+    /// If the global allocator refuses the preallocated slab (128 KiB). Use
+    /// [`Pool::builder`] and [`Builder::build`] to get that as [`ConfigError::OutOfMemory`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::BufMut;
+    ///
+    /// let pool = bufslab::Pool::new();
+    /// let mut buf = pool.get(1500)?;
+    /// buf.put_slice(b"hello");
+    /// assert_eq!(&buf[..], b"hello");
+    /// drop(buf);
+    /// assert_eq!(pool.stats().rented_blocks, 0);
+    /// # Ok::<(), bufslab::Error>(())
+    /// ```
     pub fn new() -> Self {
         match Builder::default().build() {
             Ok(pool) => pool,
@@ -123,8 +141,47 @@ impl Default for Pool {
     }
 }
 
+impl Builder {
+    /// Builds a pool with the default free list ([`QueueFreeList`](crate::QueueFreeList)).
+    ///
+    /// Fails if a class or bound is invalid (see [`ConfigError`]), or if the allocator refuses
+    /// a preallocated slab; never panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab::{ClassConfig, ConfigError, Pool};
+    ///
+    /// let pool = Pool::builder().class(ClassConfig::new(1024)).build()?;
+    /// assert_eq!(pool.block_sizes().collect::<Vec<_>>(), [1024]);
+    ///
+    /// let bad = Pool::builder().class(ClassConfig::new(1000)).build();
+    /// assert!(matches!(bad, Err(ConfigError::BadBlockSize(1000))));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn build(self) -> Result<Pool, ConfigError> {
+        self.build_with()
+    }
+
+    /// Builds a pool with free-list strategy `F`. Both strategies can live in one binary, so
+    /// an A/B comparison is one type parameter away.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab::{Pool, StackFreeList};
+    ///
+    /// let pool: Pool<StackFreeList> = Pool::builder().build_with()?;
+    /// assert_eq!(pool.strategy(), "stack");
+    /// # Ok::<(), bufslab::ConfigError>(())
+    /// ```
+    pub fn build_with<F: FreeList>(self) -> Result<Pool<F>, ConfigError> {
+        Pool::from_builder(self.validated()?)
+    }
+}
+
 impl<F: FreeList> Pool<F> {
-    pub(crate) fn from_builder(builder: Builder) -> Result<Self, ConfigError> {
+    fn from_builder(builder: Builder) -> Result<Self, ConfigError> {
         let shared = Arc::new(Shared {
             classes: builder
                 .classes
@@ -171,14 +228,6 @@ impl<F: FreeList> Pool<F> {
     pub fn try_get(&self, len: usize) -> Result<PoolBuf, Error> {
         let c = self.shared.class_for(len)?;
         self.shared.take(c, false)
-    }
-
-    /// A per-thread cache of this pool for the calling thread (see [`LocalCache`]).
-    ///
-    /// A thread has at most one cache per pool: calling this again on the same thread returns
-    /// another handle to the same cache.
-    pub fn local_cache(&self) -> LocalCache<F> {
-        LocalCache::new(self.clone())
     }
 
     /// Gives every fully free slab above each class's preallocated floor back to the allocator.
@@ -302,6 +351,12 @@ impl<F: FreeList> Shared<F> {
         &Self::HOME
     }
 
+    /// The pool's identity, as slab headers and thread caches record it.
+    #[inline]
+    pub(crate) fn id(&self) -> *const () {
+        (self as *const Self).cast()
+    }
+
     #[inline]
     pub(crate) fn class_for(&self, len: usize) -> Result<usize, Error> {
         // Most requests fit the smallest class: one compare.
@@ -334,7 +389,7 @@ impl<F: FreeList> Shared<F> {
     fn take_slow(self: &Arc<Self>, c: usize, grow: bool) -> Result<PoolBuf, Error> {
         // Blocks this thread returned while it has a cache of the pool are parked there: use
         // them before growing or failing.
-        if let Some(block) = crate::local_cache::take_local(Arc::as_ptr(self).cast(), c) {
+        if let Some(block) = thread_cache::take_local(self.id(), c) {
             return Ok(PoolBuf::rent(block));
         }
         let class = &self.classes[c];
@@ -431,8 +486,8 @@ impl<F: FreeList> Shared<F> {
             drained.push(block);
         }
         for block in &drained {
-            // SAFETY: a free block's slab is live.
-            unsafe { block.slab().as_ref() }
+            // SAFETY: drained from the free list under the class lock: owned here.
+            unsafe { block.header() }
                 .scratch
                 .fetch_add(1, Ordering::Relaxed);
         }
@@ -451,7 +506,7 @@ impl<F: FreeList> Shared<F> {
         });
         drained.retain(|block| {
             // SAFETY: as above; doomed slabs stay allocated until `free_slabs`.
-            unsafe { block.slab().as_ref() }
+            unsafe { block.header() }
                 .scratch
                 .load(Ordering::Relaxed)
                 != DOOMED
@@ -518,6 +573,16 @@ impl<F: FreeList> Shared<F> {
             evicted_slabs: class.evicted.load(Ordering::Relaxed),
             slab_bytes: class.slab_bytes(),
         }
+    }
+}
+
+impl<F: FreeList> Owner for Shared<F> {
+    fn is_closed(&self) -> bool {
+        self.handles.load(Ordering::Acquire) == 0
+    }
+
+    fn forget(&self, stashes: &Arc<[Stash]>) {
+        self.locals.lock().retain(|p| !Arc::ptr_eq(p, stashes));
     }
 }
 

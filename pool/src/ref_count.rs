@@ -30,6 +30,13 @@ impl RefCount {
         }
     }
 
+    /// `true` when the caller's view is the only one. Acquire, as the last `release` does: the
+    /// other views' reads, finished before their releases, happen before what the caller does
+    /// with the block next.
+    pub(crate) fn is_unique(&self) -> bool {
+        self.0.load(Ordering::Acquire) == 1
+    }
+
     /// Drops one view; `true` when it was the last, and the block may go back to the pool.
     pub(crate) fn release(&self) -> bool {
         if self.0.fetch_sub(1, Ordering::Release) != 1 {

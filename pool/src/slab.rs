@@ -84,6 +84,23 @@ impl FreeBlock {
         // SAFETY: the header address is past the block, so it is non-null.
         unsafe { NonNull::new_unchecked(header.cast()) }
     }
+
+    /// The header of the block's slab, borrowed: the one place the pool dereferences the
+    /// address [`slab`](Self::slab) computes.
+    ///
+    /// # Safety
+    /// The caller owns the block (rented it, took it from a free list or stash, or holds the
+    /// last count of a frozen view) or otherwise keeps its slab from being freed, for as long
+    /// as the borrow lives.
+    #[inline]
+    pub(crate) unsafe fn header<'a>(self) -> &'a Slab {
+        // SAFETY: `slab` leads from a block to its own slab's header, written when the slab was
+        // made (`Slab::new`) and left untouched until `Slab::free`. A slab is freed only when
+        // none of its blocks is out of the pool's free list, so while the caller owns one of
+        // them (the contract above) the header is live, initialised and only read, or written
+        // through atomics.
+        unsafe { self.slab().as_ref() }
+    }
 }
 
 // SAFETY: a FreeBlock is the address of a block its holder owns, like a `Box<[u8]>`; the slab

@@ -1,7 +1,10 @@
 //! What a pool holds, read from relaxed counters: cheap enough to poll, exact when quiescent.
 
 /// One size class's counters (see [`Pool::class_stats`](crate::Pool::class_stats)).
+///
+/// Non-exhaustive: counters may be added in minor releases.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClassStats {
     /// Block size of the class.
     pub block_size: usize,
@@ -26,7 +29,10 @@ pub struct ClassStats {
 }
 
 /// A pool's counters summed over its classes (see [`Pool::stats`](crate::Pool::stats)).
+///
+/// Non-exhaustive: counters may be added in minor releases.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Bytes of block memory in live slabs.
     pub allocated_bytes: usize,
