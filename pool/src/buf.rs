@@ -25,6 +25,77 @@ use crate::slab::{FreeBlock, Slab};
 ///
 /// It is two words (the block's address and the two offsets), so it is passed and returned in
 /// registers; the capacity is read from the block's slab header.
+///
+/// # A full buffer reads `Ok(0)`
+///
+/// The capacity never grows, so once a buffer is full, tokio's
+/// [`read_buf`](https://docs.rs/tokio/1/tokio/io/trait.AsyncReadExt.html#method.read_buf)
+/// (and [`read_from`](Self::read_from)) return `Ok(0)` without reading — the same value that
+/// means end of stream. A loop that takes every `Ok(0)` for end of stream stops early on a full
+/// block, and one that retries spins. Check [`spare_capacity`](Self::spare_capacity) (or
+/// `BufMut::has_remaining_mut`) before reading, and when it is zero hand the filled block on
+/// and rent another (or [`compact`](Self::compact) one whose front was consumed):
+///
+/// ```
+/// use bufslab::{ClassConfig, Pool};
+/// use tokio::io::AsyncReadExt;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let pool = Pool::builder().class(ClassConfig::new(64)).build()?;
+/// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+/// let received = runtime.block_on(async {
+///     let mut stream: &[u8] = &[7; 150]; // any `AsyncRead`: a `TcpStream` in a server
+///     let mut blocks = Vec::new();
+///     let mut buf = pool.get(64)?;
+///     loop {
+///         if buf.spare_capacity() == 0 {
+///             // Full: `read_buf` would return Ok(0) here, which is not end of stream.
+///             blocks.push(buf.freeze());
+///             buf = pool.get(64)?;
+///         }
+///         if stream.read_buf(&mut buf).await? == 0 {
+///             break; // there was room, so this is the real end of stream
+///         }
+///     }
+///     blocks.push(buf.freeze());
+///     Ok::<_, Box<dyn std::error::Error>>(blocks)
+/// })?;
+/// assert_eq!(received.iter().map(|b| b.len()).collect::<Vec<_>>(), [64, 64, 22]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Examples
+///
+/// Writing, reading and reusing the block:
+///
+/// ```
+/// use std::io::Read;
+/// use bytes::{Buf, BufMut};
+///
+/// let pool = bufslab::Pool::new();
+/// let mut buf = pool.get(1500)?;
+/// assert_eq!((buf.len(), buf.capacity()), (0, 4096));
+///
+/// buf.put_slice(b"GET / HTTP/1.1\r\n");   // BufMut appends at the end
+/// let n = buf.read_from(&mut &b"Host: a\r\n"[..])?; // so does any std::io::Read
+/// assert_eq!(n, 9);
+///
+/// buf.advance(4);                          // Buf consumes from the front
+/// assert_eq!(&buf[..5], b"/ HTT");
+/// let mut word = [0; 1];
+/// buf.read_exact(&mut word)?;              // and so does std::io::Read
+/// buf.compact();                           // the consumed prefix is writable again
+/// assert_eq!(buf.spare_capacity(), 4096 - buf.len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Panics
+///
+/// [`commit`](Self::commit), `BufMut::advance_mut` and `BufMut::put_*` past the spare capacity
+/// panic, as `BufMut` requires of a buffer that cannot grow (check
+/// [`spare_capacity`](Self::spare_capacity) first, or use [`io::Write`], which writes what fits);
+/// `Buf::advance` past the filled bytes panics.
 pub struct PoolBuf {
     block: FreeBlock,
     start: u32,
@@ -94,8 +165,11 @@ impl PoolBuf {
         self.end += n as u32;
     }
 
-    /// Fills the spare capacity with one `read` call; returns the bytes read (0 at end of
-    /// stream or when the buffer is full).
+    /// Fills the spare capacity with one `read` call; returns the bytes read: 0 at end of
+    /// stream, and also when the buffer is full (see [the type docs](PoolBuf#a-full-buffer-reads-ok0)).
+    ///
+    /// # Errors
+    /// The reader's error, with nothing committed.
     pub fn read_from<R: io::Read + ?Sized>(&mut self, reader: &mut R) -> io::Result<usize> {
         // The spare room once: each capacity query reads the slab header.
         let spare = self.spare_mut();

@@ -85,7 +85,27 @@ impl ClassConfig {
 
 /// Builds a [`Pool`](crate::Pool). Start from [`Pool::builder`](crate::Pool::builder).
 ///
-/// With no class added, the pool has one: 4096-byte blocks, 32 per slab.
+/// With no class added, the pool has one: 4096-byte blocks, 32 per slab. Every setting has a
+/// default, and new settings arrive as new methods, so code written against this builder keeps
+/// compiling.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab::{ClassConfig, Pool, StackFreeList};
+///
+/// let builder = Pool::builder()
+///     .class(ClassConfig::new(4096).blocks_per_slab(32).prealloc_slabs(4).max_slabs(64))
+///     .class(ClassConfig::new(64 * 1024).blocks_per_slab(8).prealloc_slabs(0).max_slabs(16))
+///     .max_bytes(64 << 20)  // both classes together
+///     .local_capacity(64)   // blocks a thread's cache keeps per class
+///     .evict_share(0.5);    // what `evict_idle` releases of the surplus
+/// let queue = builder.clone().build()?;                     // `Pool<QueueFreeList>`
+/// let stack = builder.build_with::<StackFreeList>()?;       // the other strategy, same config
+/// assert_eq!(queue.block_sizes().collect::<Vec<_>>(), [4096, 65536]);
+/// assert_eq!(stack.stats().allocated_bytes, 4 * 32 * 4096);
+/// # Ok::<(), bufslab::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Builder {
     pub(crate) classes: Vec<ClassConfig>,

@@ -33,8 +33,40 @@ impl PoolBuf {
 /// A cheaply cloneable, read-only view of bytes in a pooled block (from [`PoolBuf::freeze`]).
 ///
 /// Clones and [`slice`](Self::slice)s share the block and bump one atomic count; the block goes
-/// back to its pool when the last view is dropped, on whatever thread. Implements [`Buf`], and
-/// converts to [`bytes::Bytes`] with [`into_bytes`](Self::into_bytes).
+/// back to its pool when the last view is dropped, on whatever thread. It is `Send + Sync`,
+/// implements [`Buf`] (so it is the data of an HTTP body such as `http_body_util::Full`, or
+/// the argument of tokio's `write_all_buf`), converts to [`bytes::Bytes`] with
+/// [`into_bytes`](Self::into_bytes), and back to a writable [`PoolBuf`] with
+/// [`try_into_mut`](Self::try_into_mut) when it is the only view.
+///
+/// # Examples
+///
+/// ```
+/// use bytes::{Buf, BufMut};
+///
+/// let pool = bufslab::Pool::new();
+/// let mut buf = pool.get(64)?;
+/// buf.put_slice(b"HTTP/1.1 200 OK\r\n\r\nhello");
+/// let response = buf.freeze();
+///
+/// let head = response.slice(..19);       // shares the block, no copy
+/// let mut body = response.slice(19..);
+/// assert_eq!(&head[..8], b"HTTP/1.1");
+/// assert_eq!(body.remaining(), 5);
+/// body.advance(1);
+/// assert_eq!(&body[..], b"ello");
+///
+/// let sent = std::thread::spawn(move || body.len()); // Send: drop it on any thread
+/// assert_eq!(sent.join().unwrap(), 4);
+/// drop((response, head));                // the block goes home with the last view
+/// assert_eq!(pool.stats().rented_blocks, 0);
+/// # Ok::<(), bufslab::Error>(())
+/// ```
+///
+/// # Panics
+///
+/// [`slice`](Self::slice) and `Buf::advance` out of bounds panic. Making more than
+/// `u32::MAX / 2` views of one block aborts the process, as `Arc` does on overflow.
 ///
 /// [`PoolBuf::freeze`]: crate::PoolBuf::freeze
 pub struct PoolBytes {

@@ -18,9 +18,37 @@ use crate::thread_cache::{self, Owner, Stash};
 
 /// A preallocated, bounded pool of fixed-size blocks in several size classes.
 ///
-/// Cloning a `Pool` is cheap and gives another handle to the same pool. Blocks outlive every
-/// handle: slab memory goes back to the allocator only when its last block is back. See the
-/// [crate docs](crate) for the design.
+/// Cloning a `Pool` is cheap and gives another handle to the same pool; a `Pool` is
+/// `Send + Sync`. Blocks outlive every handle: slab memory goes back to the allocator only when
+/// its last block is back. See the [crate docs](crate) for the design.
+///
+/// Three ways to rent, fastest first when blocks are returned on the renting thread:
+///
+/// - a [`LocalCache`](crate::LocalCache) (`pool.local_cache()`), one per thread that owns its
+///   work (thread-per-core servers, dedicated threads);
+/// - [`get_local`](Self::get_local), the same per-thread cache found through the calling thread,
+///   for tasks that move between threads (tokio's multi-thread runtime);
+/// - [`get`](Self::get), the shared free list: no per-thread state at all.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab::{ClassConfig, Error, Pool};
+/// use bytes::BufMut;
+///
+/// let pool = Pool::builder()
+///     .class(ClassConfig::new(4096).prealloc_slabs(1).max_slabs(2)) // at most 64 blocks
+///     .build()?;
+/// let mut buf = pool.get(1500)?;
+/// buf.put_slice(b"hello");
+///
+/// let held: Vec<_> = (0..63).map(|_| pool.get(4096)).collect::<Result<_, _>>()?;
+/// assert_eq!(pool.get(10).unwrap_err(), Error::Exhausted { block_size: 4096 });
+/// drop(held);
+/// assert_eq!(pool.stats().rented_blocks, 1);
+/// assert_eq!(pool.trim(), 1); // the second slab is free again: back to the allocator
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Pool<F: FreeList = DefaultFreeList> {
     shared: Arc<Shared<F>>,
 }
@@ -216,6 +244,16 @@ impl<F: FreeList> Pool<F> {
     ///
     /// Fails with [`Error::TooLarge`], [`Error::Exhausted`] at the bound, or
     /// [`Error::OutOfMemory`]; never panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = bufslab::Pool::new();
+    /// let buf = pool.get(100)?;
+    /// assert_eq!(buf.capacity(), 4096);
+    /// assert!(matches!(pool.get(5000), Err(bufslab::Error::TooLarge { .. })));
+    /// # Ok::<(), bufslab::Error>(())
+    /// ```
     #[inline]
     pub fn get(&self, len: usize) -> Result<PoolBuf, Error> {
         let c = self.shared.class_for(len)?;
