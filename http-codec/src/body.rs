@@ -5,19 +5,10 @@
 //! allocating").
 
 use crate::chunked::ChunkedDecoder;
+use crate::config::Config;
+use crate::decoded::Decoded;
 use crate::error::Error;
 use crate::request::BodyFraming;
-
-/// One step of body decoding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decoded<'b> {
-    /// Input bytes used by this step (framing and data); advance the input by this much.
-    pub consumed: usize,
-    /// Body bytes, a sub-slice of the input (possibly empty).
-    pub data: &'b [u8],
-    /// The body is complete; any input after `consumed` belongs to the next message.
-    pub done: bool,
-}
 
 /// Reads a body of known length (RFC 9112 §6.3 point 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +43,31 @@ impl LengthDecoder {
 }
 
 /// Decodes a request body with whatever framing the head declared.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::{parse_request, BodyDecoder, HeaderSlot};
+/// let mut slots = [HeaderSlot::EMPTY; 8];
+/// let wire = b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n\
+///              3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nGET / HTTP/1.1\r\n";
+/// let req = parse_request(wire, &mut slots)?.complete().unwrap();
+/// let mut body = BodyDecoder::new(req.framing());
+/// let (mut at, mut data) = (req.head_len(), Vec::new());
+/// loop {
+///     let step = body.decode(&wire[at..])?;
+///     data.extend_from_slice(step.data);
+///     at += step.consumed;
+///     if step.done {
+///         break;
+///     }
+/// }
+/// assert_eq!(data, b"abcde");
+/// assert!(wire[at..].starts_with(b"GET / "));
+/// # Ok::<(), bufslab_http::Error>(())
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum BodyDecoder {
     /// No body.
     Empty,
@@ -63,13 +78,21 @@ pub enum BodyDecoder {
 }
 
 impl BodyDecoder {
-    /// The decoder for a framing (from [`Request::framing`](crate::Request::framing)).
+    /// The decoder for a framing (from [`Request::framing`](crate::Request::framing)), with
+    /// the default limits.
     #[must_use]
-    pub fn new(framing: BodyFraming) -> BodyDecoder {
+    pub const fn new(framing: BodyFraming) -> BodyDecoder {
+        BodyDecoder::with_config(framing, &Config::DEFAULT)
+    }
+
+    /// The decoder for a framing, with the chunked limits of `config` (pass the parser's
+    /// [`Parser::config`](crate::Parser::config)).
+    #[must_use]
+    pub const fn with_config(framing: BodyFraming, config: &Config) -> BodyDecoder {
         match framing {
             BodyFraming::None | BodyFraming::Length(0) => BodyDecoder::Empty,
             BodyFraming::Length(n) => BodyDecoder::Length(LengthDecoder::new(n)),
-            BodyFraming::Chunked => BodyDecoder::Chunked(ChunkedDecoder::new()),
+            BodyFraming::Chunked => BodyDecoder::Chunked(ChunkedDecoder::with_config(config)),
         }
     }
 

@@ -6,14 +6,10 @@
 //! §7.1.1: unrecognised extensions are ignored; RFC 9110 §6.5.1: trailers may be discarded);
 //! both are capped so a peer cannot make the server spin on unbounded framing.
 
-use crate::body::Decoded;
+use crate::config::Config;
+use crate::decoded::Decoded;
 use crate::error::Error;
 use crate::scan::TCHAR;
-
-/// Default cap on chunk-extension bytes over a whole body (hyper uses the same figure).
-pub const DEFAULT_MAX_EXTENSION_BYTES: u64 = 16 * 1024;
-/// Default cap on trailer-section bytes.
-pub const DEFAULT_MAX_TRAILER_BYTES: u64 = 16 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -49,6 +45,8 @@ enum State {
 
 /// Incremental chunked-body decoder.
 ///
+/// # Examples
+///
 /// ```
 /// use bufslab_http::ChunkedDecoder;
 /// let mut dec = ChunkedDecoder::new();
@@ -81,22 +79,23 @@ impl Default for ChunkedDecoder {
 }
 
 impl ChunkedDecoder {
-    /// A decoder with the default limits.
+    /// A decoder with the default limits ([`Config::DEFAULT`]).
     #[must_use]
     pub const fn new() -> ChunkedDecoder {
-        ChunkedDecoder::with_limits(DEFAULT_MAX_EXTENSION_BYTES, DEFAULT_MAX_TRAILER_BYTES)
+        ChunkedDecoder::with_config(&Config::DEFAULT)
     }
 
-    /// A decoder with explicit caps on total chunk-extension bytes and trailer-section bytes.
+    /// A decoder with the chunk-extension and trailer limits of `config`
+    /// ([`Config::with_max_chunk_extension_bytes`], [`Config::with_max_trailer_bytes`]).
     #[must_use]
-    pub const fn with_limits(max_ext_bytes: u64, max_trailer_bytes: u64) -> ChunkedDecoder {
+    pub const fn with_config(config: &Config) -> ChunkedDecoder {
         ChunkedDecoder {
             state: State::SizeStart,
             remaining: 0,
             ext_bytes: 0,
             trailer_bytes: 0,
-            max_ext_bytes,
-            max_trailer_bytes,
+            max_ext_bytes: config.max_chunk_extension_bytes(),
+            max_trailer_bytes: config.max_trailer_bytes(),
         }
     }
 

@@ -15,6 +15,8 @@ const MAX_SECS: u64 = 253_402_300_799;
 
 /// A `Date` value rendered at most once per second.
 ///
+/// # Examples
+///
 /// ```
 /// use bufslab_http::DateCache;
 /// let mut cache = DateCache::from_unix(784_111_777);

@@ -29,14 +29,14 @@ pub enum Error {
     /// The HTTP/2 connection preface `PRI * HTTP/2.0` arrived on an HTTP/1 connection
     /// (RFC 9113 §3.4).
     Http2Preface,
-    /// The request line is longer than [`Config::max_request_line`](crate::Config::max_request_line)
+    /// The request line is longer than [`Config::with_max_request_line`](crate::Config::with_max_request_line)
     /// (RFC 9112 §3: 414 URI Too Long).
     RequestLineTooLong,
 
     // ---- line and field syntax (RFC 9112 §2.2, §5) ----
     /// A CR not followed by LF (RFC 9112 §2.2).
     BareCr,
-    /// A bare LF line ending while [`Config::allow_bare_lf`](crate::Config::allow_bare_lf) is off
+    /// A bare LF line ending while [`Config::with_allow_bare_lf`](crate::Config::with_allow_bare_lf) is off
     /// (RFC 9112 §2.2).
     BareLf,
     /// A field name is empty or contains a byte that is not a `tchar` (RFC 9110 §5.1).
@@ -48,10 +48,10 @@ pub enum Error {
     ObsFold,
     /// A field value contains NUL, a control character or DEL (RFC 9110 §5.5).
     InvalidHeaderValue,
-    /// The head is larger than [`Config::max_head_bytes`](crate::Config::max_head_bytes)
+    /// The head is larger than [`Config::with_max_head_bytes`](crate::Config::with_max_head_bytes)
     /// (RFC 6585 §5: 431).
     HeadTooLarge,
-    /// More field lines than header slots or [`Config::max_headers`](crate::Config::max_headers)
+    /// More field lines than header slots or [`Config::with_max_headers`](crate::Config::with_max_headers)
     /// (RFC 6585 §5: 431). Never a silent truncation.
     TooManyHeaders,
 

@@ -61,8 +61,11 @@
 
 mod body;
 mod chunked;
+mod config;
 mod date;
+mod decoded;
 mod error;
+mod framing;
 mod header_name;
 #[cfg(feature = "http")]
 mod http_compat;
@@ -74,12 +77,14 @@ mod scan;
 #[allow(unsafe_code)]
 mod simd;
 
-pub use body::{BodyDecoder, Decoded, LengthDecoder};
-pub use chunked::{ChunkedDecoder, DEFAULT_MAX_EXTENSION_BYTES, DEFAULT_MAX_TRAILER_BYTES};
+pub use body::{BodyDecoder, LengthDecoder};
+pub use chunked::ChunkedDecoder;
+pub use config::Config;
 pub use date::{format_imf_fixdate, DateCache, DATE_LEN};
+pub use decoded::Decoded;
 pub use error::Error;
 pub use header_name::{HeaderName, KnownHeader};
-pub use parse::{parse_request, Config, Parser, Status};
+pub use parse::{parse_request, Parser, Status};
 pub use request::{BodyFraming, Header, HeaderSlot, Method, Request, TargetForm, Version};
 pub use response::{
     reason, status_line, write_chunk, write_last_chunk, ResponseHead, CONTINUE_100,

@@ -6,55 +6,21 @@
 //! the CR of CR LF) and its name's end (the first non-`tchar` byte, which must be the `:`).
 //! The value is what lies between, less its OWS. The next line's start depends only on the
 //! first scan, so consecutive lines overlap in the CPU instead of waiting on name, then value.
-//! Framing headers (Content-Length, Transfer-Encoding, Host, Connection, Expect) are
-//! interpreted as soon as their line is complete, so the caller never walks the headers again.
+//! Framing headers (Content-Length, Transfer-Encoding, Host, Connection, Expect) are handed to
+//! `crate::framing` as soon as their line is complete, so the caller never walks the headers
+//! again.
 //!
 //! Resumption: the parser remembers the offset of the first incomplete line and everything
 //! derived from the complete lines before it (request line offsets, header count, framing
 //! state). The next call starts at that offset, so completed lines are never rescanned.
 
+use crate::config::Config;
 use crate::error::Error;
-use crate::header_name::{classify_token, KnownHeader};
-use crate::request::{flags, BodyFraming, HeaderSlot, Method, Request, TargetForm, Version};
-use crate::scan::{
-    eq_fold, find_non_tchar, is_token, list_elements, ows_bounds, trim_ows, HOST_CHAR, SCHEME_CHAR,
-};
+use crate::framing::{is_framing_header, Framing};
+use crate::header_name::classify_token;
+use crate::request::{BodyFraming, HeaderSlot, Method, Request, TargetForm, Version};
+use crate::scan::{find_non_tchar, ows_bounds, HOST_CHAR, SCHEME_CHAR};
 use crate::simd::{find_non_vchar, scan_field_line};
-
-/// Limits and the leniencies RFC 9112 permits. Defaults are strict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Config {
-    /// Largest accepted head, request line and final empty line included. Larger heads are
-    /// rejected with [`Error::HeadTooLarge`] (431) as soon as this many bytes arrived without
-    /// completing the head. Default 16 KiB. Values above `u32::MAX` are clamped.
-    pub max_head_bytes: usize,
-    /// Longest accepted request line (without its line ending). Longer lines are rejected with
-    /// [`Error::RequestLineTooLong`] (414, RFC 9112 §3). Default 8 KiB.
-    pub max_request_line: usize,
-    /// Most header field lines; the effective limit is the smaller of this and the number of
-    /// slots passed to [`Parser::parse`]. More is [`Error::TooManyHeaders`] (431). Default 100.
-    pub max_headers: usize,
-    /// Accept a bare LF as a line ending (RFC 9112 §2.2: a recipient MAY). Default `false`:
-    /// a bare LF is rejected with [`Error::BareLf`], because front ends that disagree on line
-    /// endings are a request-smuggling vector.
-    pub allow_bare_lf: bool,
-}
-
-impl Config {
-    /// The strict defaults.
-    pub const DEFAULT: Config = Config {
-        max_head_bytes: 16 * 1024,
-        max_request_line: 8 * 1024,
-        max_headers: 100,
-        allow_bare_lf: false,
-    };
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config::DEFAULT
-    }
-}
 
 /// The result of a successful parse call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,23 +46,6 @@ impl<T> Status<T> {
     }
 }
 
-/// The headers `framing_header` interprets, indexed by `KnownHeader` discriminant.
-static FRAMING_HEADERS: [bool; 256] = {
-    let mut t = [false; 256];
-    t[KnownHeader::ContentLength as usize] = true;
-    t[KnownHeader::TransferEncoding as usize] = true;
-    t[KnownHeader::Host as usize] = true;
-    t[KnownHeader::Connection as usize] = true;
-    t[KnownHeader::Expect as usize] = true;
-    t
-};
-
-// Transfer-Encoding state bits.
-const TE_SEEN: u8 = 1;
-const TE_CHUNKED: u8 = 2;
-const TE_CHUNKED_LAST: u8 = 4;
-const TE_OTHER: u8 = 8;
-
 /// Everything derived from the complete lines seen so far.
 #[derive(Clone, Copy, Debug)]
 struct Progress {
@@ -111,10 +60,7 @@ struct Progress {
     version: Version,
     form: TargetForm,
     headers: usize,
-    content_length: Option<u64>,
-    te: u8,
-    host: Option<u32>,
-    flags: u8,
+    framing: Framing,
 }
 
 impl Progress {
@@ -128,10 +74,7 @@ impl Progress {
         version: Version::Http11,
         form: TargetForm::Origin,
         headers: 0,
-        content_length: None,
-        te: 0,
-        host: None,
-        flags: 0,
+        framing: Framing::NEW,
     };
 }
 
@@ -140,6 +83,27 @@ impl Progress {
 /// Feed it the bytes received so far (always from the start of the request: the same bytes
 /// plus more on each call). On [`Status::Partial`] it remembers how far it got; on
 /// [`Status::Complete`] or an error it resets itself, ready for the next request.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::{Config, Error, HeaderSlot, Parser, Status};
+///
+/// // One parser and one set of header slots per connection, reused for every request.
+/// let mut parser = Parser::new(Config::DEFAULT.with_max_head_bytes(8 * 1024));
+/// let mut slots = [HeaderSlot::EMPTY; 32];
+///
+/// // The head arrives in pieces: each call gets everything received so far.
+/// let wire = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\n\r\n";
+/// assert!(parser.parse(&wire[..20], &mut slots)?.is_partial());
+/// let Status::Complete(req) = parser.parse(wire, &mut slots)? else { unreachable!() };
+/// assert_eq!((req.path(), req.head_len()), (&b"/plaintext"[..], wire.len()));
+///
+/// // A malformed head is an error carrying the status to answer with; then close.
+/// let err = parser.parse(b"GET / HTTP/1.1\r\nHost : a\r\n\r\n", &mut slots).unwrap_err();
+/// assert_eq!((err, err.status()), (Error::WhitespaceBeforeColon, 400));
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Parser {
     config: Config,
@@ -234,8 +198,8 @@ impl Parser {
                     version: p.version,
                     head_len,
                     framing,
-                    flags: p.flags,
-                    host: p.host,
+                    flags: p.framing.flags,
+                    host: p.framing.host,
                 }))
             }
             Ok(None) => Ok(Status::Partial),
@@ -255,7 +219,7 @@ impl Parser {
     ) -> Result<Option<(usize, BodyFraming)>, Error> {
         // Never look past the head limit: both a whole-buffer parse and any incremental
         // sequence then see exactly the same bytes and reach the same verdict.
-        let max_head = self.config.max_head_bytes.min(u32::MAX as usize);
+        let max_head = self.config.max_head_bytes().min(u32::MAX as usize);
         let view = buf.get(..max_head).unwrap_or(buf);
         let truncated = view.len() < buf.len();
         if !self.p.in_headers {
@@ -265,7 +229,7 @@ impl Parser {
             }
         }
         match self.header_lines(view, slots)? {
-            Some(head_len) => Ok(Some((head_len, self.finish()?))),
+            Some(head_len) => Ok(Some((head_len, self.p.framing.finish(self.p.version)?))),
             None if truncated => Err(Error::HeadTooLarge),
             None => Ok(None),
         }
@@ -274,7 +238,7 @@ impl Parser {
     /// Parses the request line (after any leading empty lines). `Ok(None)`: incomplete.
     #[inline(always)]
     fn request_line(&mut self, view: &[u8], truncated: bool) -> Result<Option<()>, Error> {
-        let lenient_lf = self.config.allow_bare_lf;
+        let lenient_lf = self.config.allow_bare_lf();
         let mut i = self.p.pos;
         // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line.
         loop {
@@ -294,7 +258,7 @@ impl Parser {
         let start = i;
         // Scan at most the allowed line (+ CRLF): a longer line is 414 no matter what follows.
         let rl_limit = start
-            .saturating_add(self.config.max_request_line)
+            .saturating_add(self.config.max_request_line())
             .saturating_add(2);
         let rl = view.get(..rl_limit).unwrap_or(view);
         let rl_truncated = rl.len() < view.len();
@@ -364,7 +328,7 @@ impl Parser {
             Some(b'\n') => return Err(Error::BareLf),
             Some(_) => return Err(Error::InvalidVersion),
         };
-        if after - start > self.config.max_request_line {
+        if after - start > self.config.max_request_line() {
             return Err(Error::RequestLineTooLong);
         }
         let target = rl.get(ts..te).unwrap_or_default();
@@ -390,8 +354,8 @@ impl Parser {
         view: &[u8],
         slots: &mut [HeaderSlot],
     ) -> Result<Option<usize>, Error> {
-        let lenient_lf = self.config.allow_bare_lf;
-        let max = slots.len().min(self.config.max_headers);
+        let lenient_lf = self.config.allow_bare_lf();
+        let max = slots.len().min(self.config.max_headers());
         let mut i = self.p.pos;
         let mut n = self.p.headers;
         loop {
@@ -455,9 +419,8 @@ impl Parser {
                 }
             };
             if let Some(k) = known {
-                // One table load instead of five compares.
-                if FRAMING_HEADERS[k as u8 as usize] {
-                    self.framing_header(k, view, vs, ve, n)?;
+                if is_framing_header(k) {
+                    self.p.framing.header(k, view, vs, ve, n)?;
                 }
             }
             if let Some(slot) = slots.get_mut(n) {
@@ -476,107 +439,6 @@ impl Parser {
         self.p.pos = i;
         self.p.headers = n;
         Ok(None)
-    }
-
-    /// Interprets a framing-relevant header as soon as its line is complete. What nearly every
-    /// request sends (one Host, a one-token Connection, a Content-Length) is handled in the
-    /// header loop itself: a call would cost more than the check, since it clobbers the loop's
-    /// vector constants.
-    #[inline(always)]
-    fn framing_header(
-        &mut self,
-        k: KnownHeader,
-        view: &[u8],
-        vs: usize,
-        ve: usize,
-        index: usize,
-    ) -> Result<(), Error> {
-        let v = view.get(vs..ve).unwrap_or_default();
-        match k {
-            KnownHeader::Host => {
-                if self.p.host.is_some() {
-                    return Err(Error::MultipleHost);
-                }
-                // Scanned in the whole buffer so that the vector loads can run past the value.
-                if !crate::simd::all_host_chars(view, vs, ve) {
-                    return Err(Error::InvalidHost);
-                }
-                self.p.host = Some(index as u32);
-            }
-            KnownHeader::ContentLength => {
-                let n = parse_content_length(v)?;
-                match self.p.content_length {
-                    // RFC 9110 §8.6: repeated values must agree.
-                    Some(prev) if prev != n => return Err(Error::InvalidContentLength),
-                    _ => self.p.content_length = Some(n),
-                }
-            }
-            KnownHeader::Connection if eq_fold(v, b"keep-alive") => {
-                self.p.flags |= flags::KEEP_ALIVE;
-            }
-            KnownHeader::Connection if eq_fold(v, b"close") => self.p.flags |= flags::CLOSE,
-            _ => return self.other_framing_header(k, v),
-        }
-        Ok(())
-    }
-
-    /// Transfer-Encoding, Expect and Connection lists: rare enough to stay out of line.
-    #[inline(never)]
-    fn other_framing_header(&mut self, k: KnownHeader, v: &[u8]) -> Result<(), Error> {
-        match k {
-            KnownHeader::TransferEncoding => {
-                self.p.te = transfer_encoding(self.p.te, v)?;
-            }
-            KnownHeader::Connection => {
-                for t in list_elements(v) {
-                    if eq_fold(t, b"close") {
-                        self.p.flags |= flags::CLOSE;
-                    } else if eq_fold(t, b"keep-alive") {
-                        self.p.flags |= flags::KEEP_ALIVE;
-                    } else if eq_fold(t, b"upgrade") {
-                        self.p.flags |= flags::UPGRADE;
-                    }
-                }
-            }
-            KnownHeader::Expect => {
-                for e in list_elements(v) {
-                    if eq_fold(e, b"100-continue") {
-                        self.p.flags |= flags::EXPECT_CONTINUE;
-                    } else {
-                        return Err(Error::UnsupportedExpectation);
-                    }
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Cross-header framing rules, applied once the head is complete (RFC 9112 §6.3).
-    fn finish(&self) -> Result<BodyFraming, Error> {
-        let p = &self.p;
-        if p.version == Version::Http11 && p.host.is_none() {
-            return Err(Error::MissingHost);
-        }
-        if p.te & TE_SEEN != 0 {
-            if p.version == Version::Http10 {
-                return Err(Error::TransferEncodingInHttp10);
-            }
-            if p.content_length.is_some() {
-                return Err(Error::ContentLengthWithTransferEncoding);
-            }
-            if p.te & TE_CHUNKED_LAST == 0 {
-                return Err(Error::InvalidTransferEncoding);
-            }
-            if p.te & TE_OTHER != 0 {
-                return Err(Error::UnsupportedTransferCoding);
-            }
-            return Ok(BodyFraming::Chunked);
-        }
-        Ok(match p.content_length {
-            Some(n) => BodyFraming::Length(n),
-            None => BodyFraming::None,
-        })
     }
 }
 
@@ -613,73 +475,6 @@ fn incomplete<T>(truncated: bool) -> Result<Option<T>, Error> {
     } else {
         Ok(None)
     }
-}
-
-/// `Content-Length = 1*DIGIT`, or a list of identical values (RFC 9110 §8.6 permits
-/// collapsing `5, 5`); overflow of `u64` is invalid.
-#[inline(always)]
-fn parse_content_length(v: &[u8]) -> Result<u64, Error> {
-    // A single run of at most 19 digits (cannot overflow u64); anything else out of line.
-    if !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit) {
-        Ok(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
-    } else {
-        content_length_list(v)
-    }
-}
-
-/// [`parse_content_length`] for lists, whitespace, long or invalid values.
-#[inline(never)]
-fn content_length_list(v: &[u8]) -> Result<u64, Error> {
-    let mut result: Option<u64> = None;
-    for elem in v.split(|&b| b == b',') {
-        let digits = trim_ows(elem);
-        if digits.is_empty() {
-            return Err(Error::InvalidContentLength);
-        }
-        let mut n: u64 = 0;
-        for &d in digits {
-            if !d.is_ascii_digit() {
-                return Err(Error::InvalidContentLength);
-            }
-            n = n
-                .checked_mul(10)
-                .and_then(|n| n.checked_add(u64::from(d - b'0')))
-                .ok_or(Error::InvalidContentLength)?;
-        }
-        match result {
-            Some(prev) if prev != n => return Err(Error::InvalidContentLength),
-            _ => result = Some(n),
-        }
-    }
-    result.ok_or(Error::InvalidContentLength)
-}
-
-/// Folds one Transfer-Encoding field line into the TE state (RFC 9112 §6.1): a list of
-/// `transfer-coding`s; `chunked` at most once and, at the end of all lines, last.
-fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
-    let mut any = false;
-    for coding in list_elements(v) {
-        any = true;
-        if eq_fold(coding, b"chunked") {
-            if te & TE_CHUNKED != 0 {
-                // "A sender MUST NOT apply the chunked transfer coding more than once."
-                return Err(Error::InvalidTransferEncoding);
-            }
-            te |= TE_CHUNKED | TE_CHUNKED_LAST;
-        } else {
-            // transfer-coding = token *( OWS ";" OWS transfer-parameter ); only the name
-            // matters here, and it must be a token.
-            let name = trim_ows(coding.split(|&b| b == b';').next().unwrap_or_default());
-            if !is_token(name) {
-                return Err(Error::InvalidTransferEncoding);
-            }
-            te = (te | TE_OTHER) & !TE_CHUNKED_LAST;
-        }
-    }
-    if !any {
-        return Err(Error::InvalidTransferEncoding);
-    }
-    Ok(te | TE_SEEN)
 }
 
 /// Classifies and checks the request-target against the method (RFC 9112 §3.2).
@@ -732,6 +527,7 @@ fn other_target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scan::trim_ows;
 
     #[test]
     fn trim_value_is_trim_ows_on_every_short_value() {

@@ -4,7 +4,11 @@ use crate::header_name::{HeaderName, KnownHeader};
 
 /// The request method (RFC 9110 §9). Methods are case-sensitive, so `get` is an extension
 /// method, not `GET`.
+///
+/// More methods may get their own variant in a minor release (so a `match` needs a `_` arm);
+/// until then they arrive as [`Method::Extension`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Method<'b> {
     /// `GET` (RFC 9110 §9.3.1)
     Get,
@@ -180,7 +184,21 @@ impl HeaderSlot {
 }
 
 /// A header field line: zero-copy slices into the request buffer.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::{parse_request, HeaderName, HeaderSlot, KnownHeader};
+/// let mut slots = [HeaderSlot::EMPTY; 8];
+/// let buf = b"GET / HTTP/1.1\r\nhost: a\r\nX-Id:  7 \r\n\r\n";
+/// let req = parse_request(buf, &mut slots)?.complete().unwrap();
+/// let h = req.header(1).unwrap();
+/// assert_eq!((h.name, h.raw_name, h.value), (HeaderName::Other(b"X-Id"), &b"X-Id"[..], &b"7"[..]));
+/// assert_eq!(req.header(0).unwrap().name, HeaderName::Known(KnownHeader::Host));
+/// # Ok::<(), bufslab_http::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Header<'b> {
     /// The classified name.
     pub name: HeaderName<'b>,
@@ -200,6 +218,28 @@ pub(crate) mod flags {
 
 /// A complete, validated request head. Everything borrows the caller's buffer (`'b`) and
 /// header slots (`'h`); nothing was allocated or copied.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::{parse_request, BodyFraming, HeaderSlot, KnownHeader, Method, Version};
+/// let mut slots = [HeaderSlot::EMPTY; 16];
+/// let buf = b"POST /items?page=2 HTTP/1.1\r\nHost: example.com\r\n\
+///             Content-Length: 3\r\nConnection: close\r\n\r\nabc";
+/// let req = parse_request(buf, &mut slots)?.complete().unwrap();
+/// assert_eq!(req.method(), Method::Post);
+/// assert_eq!((req.path(), req.query()), (&b"/items"[..], Some(&b"page=2"[..])));
+/// assert_eq!(req.version(), Version::Http11);
+/// assert_eq!(req.host(), Some(&b"example.com"[..]));
+/// assert_eq!(req.get(KnownHeader::ContentLength), Some(&b"3"[..]));
+/// assert_eq!(req.framing(), BodyFraming::Length(3));
+/// assert!(!req.keep_alive());
+/// assert_eq!(&buf[req.head_len()..], b"abc");
+/// for h in req.headers() {
+///     assert!(!h.raw_name.is_empty());
+/// }
+/// # Ok::<(), bufslab_http::Error>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct Request<'b, 'h> {
     pub(crate) buf: &'b [u8],

@@ -63,6 +63,14 @@ pub const CONTINUE_100: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 /// Writes one response head. Create with [`ResponseHead::new`], add headers, then
 /// [`finish`](ResponseHead::finish); write the body after.
 ///
+/// Every method writes with [`BufMut::put_slice`], which panics when the buffer has less spare
+/// capacity than the bytes written. A growable buffer (`BytesMut`, `Vec<u8>`) never runs out;
+/// a fixed-size one (a pooled block, `&mut [u8]`) must have room for the whole head: check
+/// [`BufMut::remaining_mut`] first (a head with a Date and a Content-Length is its status line
+/// plus about 60 bytes, plus each header's name and value and 4 bytes).
+///
+/// # Examples
+///
 /// ```
 /// use bufslab_http::{DateCache, KnownHeader, ResponseHead};
 /// let date = DateCache::from_unix(784_111_777);
@@ -89,6 +97,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     /// Starts a response with this status code. Always `HTTP/1.1`: a server answers with the
     /// highest version it conforms to (RFC 9110 §6.2), also to HTTP/1.0 clients. Codes outside
     /// `100..=999` are written as 500 (a status code is exactly three digits, RFC 9110 §15).
+    ///
+    /// # Panics
+    /// If `buf` has no room for the status line (see [`ResponseHead`]).
     #[inline]
     pub fn new(buf: &'a mut B, code: u16) -> Self {
         let code = if (100..=999).contains(&code) {
@@ -119,6 +130,11 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     /// the server's lifetime. Responses that share status and static headers then cost one
     /// copy for all of them (Kestrel's "precomputed header bytes").
     ///
+    /// # Panics
+    /// If `buf` has less spare capacity than `prefix.len()` (see [`ResponseHead`]).
+    ///
+    /// # Examples
+    ///
     /// ```
     /// use bufslab_http::{DateCache, KnownHeader, ResponseHead};
     /// // Once, at startup:
@@ -139,6 +155,10 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
 
     /// Adds a known header with a value chosen by the program (a constant, or a value it has
     /// already validated). Values must not contain CR, LF or NUL; checked only in debug builds.
+    ///
+    /// # Panics
+    /// In debug builds, if `value` holds a control byte other than HTAB, or DEL. If `buf` has
+    /// less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn static_header(&mut self, name: KnownHeader, value: &[u8]) -> &mut Self {
         debug_assert!(valid_value(value), "invalid header value");
@@ -152,6 +172,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     ///
     /// # Errors
     /// [`Error::InvalidHeaderValue`]; nothing is written.
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn header(&mut self, name: KnownHeader, value: &[u8]) -> Result<&mut Self, Error> {
         if !valid_value(value) {
@@ -164,6 +187,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     ///
     /// # Errors
     /// [`Error::InvalidHeaderName`] or [`Error::InvalidHeaderValue`]; nothing is written.
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     pub fn header_raw(&mut self, name: &[u8], value: &[u8]) -> Result<&mut Self, Error> {
         if !is_token(name) {
             return Err(Error::InvalidHeaderName);
@@ -179,6 +205,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     }
 
     /// Adds `Content-Length: n` (formatted with `itoa`).
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn content_length(&mut self, n: u64) -> &mut Self {
         let mut b = itoa::Buffer::new();
@@ -189,6 +218,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
 
     /// Adds `Transfer-Encoding: chunked`; write the body with [`write_chunk`] and
     /// [`write_last_chunk`].
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn chunked(&mut self) -> &mut Self {
         self.buf.put_slice(b"\r\nTransfer-Encoding: chunked");
@@ -196,6 +228,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     }
 
     /// Adds `Connection: close`.
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn connection_close(&mut self) -> &mut Self {
         self.buf.put_slice(b"\r\nConnection: close");
@@ -203,6 +238,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     }
 
     /// Adds the cached `Date` (one 37-byte copy).
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn date(&mut self, cache: &DateCache) -> &mut Self {
         self.buf.put_slice(cache.line());
@@ -210,6 +248,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     }
 
     /// Ends the head (last CRLF plus the empty line).
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn finish(&mut self) {
         self.buf.put_slice(b"\r\n\r\n");
@@ -218,6 +259,9 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     /// Adds `Content-Length: n` and the cached `Date`, and ends the head. Every piece but the
     /// digits has a constant length, so after inlining each copy is a few moves, not a
     /// `memcpy` call.
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
     #[inline]
     pub fn finish_with_length(&mut self, n: u64, date: &DateCache) {
         self.content_length(n).date(date).finish();
@@ -226,6 +270,20 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
 
 /// Writes one chunk of a chunked body (RFC 9112 §7.1): hex size, CRLF, data, CRLF. An empty
 /// `data` writes nothing (an empty chunk would end the body).
+///
+/// # Panics
+/// If `buf` has less spare capacity than `data.len()` plus the size line and CRLFs (at most
+/// 20 bytes); a growable buffer never runs out.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::{write_chunk, write_last_chunk};
+/// let mut out = Vec::new();
+/// write_chunk(&mut out, b"hello, chunks");
+/// write_last_chunk(&mut out);
+/// assert_eq!(out, b"d\r\nhello, chunks\r\n0\r\n\r\n");
+/// ```
 pub fn write_chunk<B: BufMut>(buf: &mut B, data: &[u8]) {
     if data.is_empty() {
         return;
@@ -245,6 +303,9 @@ pub fn write_chunk<B: BufMut>(buf: &mut B, data: &[u8]) {
 }
 
 /// Writes the last chunk and an empty trailer section.
+///
+/// # Panics
+/// If `buf` has less than 5 bytes of spare capacity; a growable buffer never runs out.
 pub fn write_last_chunk<B: BufMut>(buf: &mut B) {
     buf.put_slice(b"0\r\n\r\n");
 }

@@ -1,7 +1,7 @@
 //! Chunked transfer coding (RFC 9112 §7.1): decoding at every split point, and rejection of
 //! malformed framing.
 
-use bufslab_http::{BodyDecoder, BodyFraming, ChunkedDecoder, Error};
+use bufslab_http::{BodyDecoder, BodyFraming, ChunkedDecoder, Config, Error};
 use proptest::prelude::*;
 
 /// Decodes `input` fed in pieces cut at `cuts`; returns (body, bytes consumed, done).
@@ -194,18 +194,30 @@ fn invalid_bodies_rejected_at_every_split_point() {
 
 #[test]
 fn extension_and_trailer_limits() {
-    let mut dec = ChunkedDecoder::with_limits(8, 8);
+    let mut dec = ChunkedDecoder::with_config(
+        &Config::DEFAULT
+            .with_max_chunk_extension_bytes(8)
+            .with_max_trailer_bytes(8),
+    );
     assert_eq!(
         dec.decode(b"1;123456789\r\n").err(),
         Some(Error::InvalidChunkExtension)
     );
-    let mut dec = ChunkedDecoder::with_limits(8, 8);
+    let mut dec = ChunkedDecoder::with_config(
+        &Config::DEFAULT
+            .with_max_chunk_extension_bytes(8)
+            .with_max_trailer_bytes(8),
+    );
     assert_eq!(
         dec.decode(b"0\r\nX: 12345678\r\n\r\n").err(),
         Some(Error::InvalidTrailer)
     );
     // The extension limit is per body, not per chunk: many small extensions add up.
-    let mut dec = ChunkedDecoder::with_limits(16, 8);
+    let mut dec = ChunkedDecoder::with_config(
+        &Config::DEFAULT
+            .with_max_chunk_extension_bytes(16)
+            .with_max_trailer_bytes(8),
+    );
     let many = b"1;abcde\r\nx\r\n1;abcde\r\nx\r\n1;abcde\r\nx\r\n".as_slice();
     let mut input = many;
     let mut err = None;

@@ -142,10 +142,7 @@ fn differential_against_httparse() {
 /// With bare LF allowed, D1 disappears: line endings agree exactly with httparse.
 #[test]
 fn differential_bare_lf_lenient_agrees() {
-    let cfg = Config {
-        allow_bare_lf: true,
-        ..Config::DEFAULT
-    };
+    let cfg = Config::DEFAULT.with_allow_bare_lf(true);
     let mut rng = Rng(7);
     for _ in 0..2000 {
         let buf: Vec<u8> = valid_request(&mut rng)

@@ -9,10 +9,7 @@ use common::{fed, mutated_request, valid_request, whole, Rng};
 use proptest::prelude::*;
 
 fn lenient() -> Config {
-    Config {
-        allow_bare_lf: true,
-        ..Config::DEFAULT
-    }
+    Config::DEFAULT.with_allow_bare_lf(true)
 }
 
 proptest! {
@@ -50,7 +47,7 @@ proptest! {
     /// Limits are enforced identically however the bytes arrive.
     #[test]
     fn limits_are_split_independent(seed in any::<u64>(), max_head in 16usize..400, max_line in 4usize..80) {
-        let cfg = Config { max_head_bytes: max_head, max_request_line: max_line, max_headers: 4, ..Config::DEFAULT };
+        let cfg = Config::DEFAULT.with_max_head_bytes(max_head).with_max_request_line(max_line).with_max_headers(4);
         let buf = valid_request(&mut Rng(seed | 1));
         let want = whole(cfg, &buf);
         let cuts: Vec<usize> = (0..buf.len()).collect();

@@ -132,10 +132,7 @@ fn rejection_table() {
 
 #[test]
 fn rfc9112_3_request_line_too_long_is_414() {
-    let cfg = Config {
-        max_request_line: 32,
-        ..Config::DEFAULT
-    };
+    let cfg = Config::DEFAULT.with_max_request_line(32);
     let long = format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(40));
     assert_eq!(whole(cfg, long.as_bytes()), Err(Error::RequestLineTooLong));
     assert_eq!(Error::RequestLineTooLong.status(), 414);
@@ -151,10 +148,7 @@ fn rfc9112_3_request_line_too_long_is_414() {
 
 #[test]
 fn rfc6585_5_head_too_large_is_431() {
-    let cfg = Config {
-        max_head_bytes: 64,
-        ..Config::DEFAULT
-    };
+    let cfg = Config::DEFAULT.with_max_head_bytes(64);
     let big = format!("GET / HTTP/1.1\r\nHost: a\r\nX: {}\r\n\r\n", "v".repeat(60));
     assert_eq!(whole(cfg, big.as_bytes()), Err(Error::HeadTooLarge));
     assert_eq!(Error::HeadTooLarge.status(), 431);
@@ -178,10 +172,7 @@ fn rfc6585_5_too_many_headers_is_431_never_truncated() {
     let mut slots = [HeaderSlot::EMPTY; 4];
     assert!(parse_request(buf, &mut slots).is_ok());
     // Config::max_headers applies even with more slots.
-    let mut p = Parser::new(Config {
-        max_headers: 2,
-        ..Config::DEFAULT
-    });
+    let mut p = Parser::new(Config::DEFAULT.with_max_headers(2));
     let mut slots = [HeaderSlot::EMPTY; 64];
     assert_eq!(p.parse(buf, &mut slots).err(), Some(Error::TooManyHeaders));
     assert_eq!(Error::TooManyHeaders.status(), 431);
@@ -209,10 +200,7 @@ fn rfc9112_2_2_leading_empty_lines_are_ignored() {
 
 #[test]
 fn rfc9112_2_2_bare_lf_accepted_when_configured() {
-    let cfg = Config {
-        allow_bare_lf: true,
-        ..Config::DEFAULT
-    };
+    let cfg = Config::DEFAULT.with_allow_bare_lf(true);
     let buf = b"\nGET / HTTP/1.1\nHost: a\r\nX: y\n\nbody";
     let s = whole(cfg, buf).unwrap().unwrap();
     assert_eq!(s.head_len, buf.len() - 4);

@@ -96,11 +96,9 @@ impl<F: FreeList> Worker<F> {
         let mut listener = TcpListener::from_std(listener);
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)?;
-        let http = HttpConfig {
-            max_head_bytes: cfg.max_head,
-            max_headers: HEADER_SLOTS,
-            ..HttpConfig::DEFAULT
-        };
+        let http = HttpConfig::DEFAULT
+            .with_max_head_bytes(cfg.max_head)
+            .with_max_headers(HEADER_SLOTS);
         let n = cfg.max_conns;
         let conns = (0..n).map(|_| Conn::new(Parser::new(http))).collect();
         // Lowest slot first: pop from the end.

@@ -3,15 +3,11 @@
 //! `decode`.
 #![no_main]
 
-use bufslab_http::{ChunkedDecoder, Error};
+use bufslab_http::{ChunkedDecoder, Config, Error};
 use libfuzzer_sys::fuzz_target;
 
-fn decode(
-    input: &[u8],
-    cuts: &[usize],
-    limits: (u64, u64),
-) -> Result<(Vec<u8>, usize, bool), Error> {
-    let mut dec = ChunkedDecoder::with_limits(limits.0, limits.1);
+fn decode(input: &[u8], cuts: &[usize], cfg: &Config) -> Result<(Vec<u8>, usize, bool), Error> {
+    let mut dec = ChunkedDecoder::with_config(cfg);
     let mut body = Vec::new();
     let mut pos = 0;
     for &end in cuts.iter().chain(std::iter::once(&input.len())) {
@@ -38,21 +34,23 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, input)) = data.split_first() else {
         return;
     };
-    let limits = if mode & 1 != 0 {
-        (16, 16)
+    let cfg = if mode & 1 != 0 {
+        Config::DEFAULT
+            .with_max_chunk_extension_bytes(16)
+            .with_max_trailer_bytes(16)
     } else {
-        (16 * 1024, 16 * 1024)
+        Config::DEFAULT
     };
-    let want = decode(input, &[], limits);
+    let want = decode(input, &[], &cfg);
     if input.len() <= 2048 {
         let every: Vec<usize> = (0..input.len()).collect();
-        assert_eq!(decode(input, &every, limits), want);
+        assert_eq!(decode(input, &every, &cfg), want);
     }
     let k = (mode as usize * 13) % (input.len() + 1);
-    assert_eq!(decode(input, &[k, k + 3], limits), want);
+    assert_eq!(decode(input, &[k, k + 3], &cfg), want);
     if let Ok((body, used, done)) = &want {
         assert!(body.len() <= *used);
-        let mut dec = ChunkedDecoder::with_limits(limits.0, limits.1);
+        let mut dec = ChunkedDecoder::with_config(&cfg);
         assert_eq!(dec.skip(input), Ok((*used, *done)));
     }
 });

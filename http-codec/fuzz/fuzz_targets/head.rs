@@ -38,20 +38,19 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, buf)) = data.split_first() else {
         return;
     };
-    let cfg = Config {
-        allow_bare_lf: mode & 1 != 0,
-        max_head_bytes: if mode & 2 != 0 {
+    let cfg = Config::DEFAULT
+        .with_allow_bare_lf(mode & 1 != 0)
+        .with_max_head_bytes(if mode & 2 != 0 {
             64 + (mode as usize) * 4
         } else {
             16 * 1024
-        },
-        max_request_line: if mode & 4 != 0 {
+        })
+        .with_max_request_line(if mode & 4 != 0 {
             8 + (mode as usize)
         } else {
             8 * 1024
-        },
-        max_headers: if mode & 8 != 0 { 3 } else { 100 },
-    };
+        })
+        .with_max_headers(if mode & 8 != 0 { 3 } else { 100 });
     let slots = if mode & 16 != 0 { 2 } else { 64 };
     let want = run(cfg, buf, &[], slots);
     if let Err(e) = want {

@@ -1,0 +1,222 @@
+//! Message framing from the header fields (RFC 9112 §6, RFC 9110 §8.6): Content-Length and
+//! Transfer-Encoding, plus the Host, Connection and Expect bookkeeping done in the same pass.
+//!
+//! The head parser hands each framing-relevant field line to [`Framing::header`] as soon as
+//! the line is complete, so the caller never walks the headers again; [`Framing::finish`]
+//! applies the cross-field rules once the head is complete.
+
+use crate::error::Error;
+use crate::header_name::KnownHeader;
+use crate::request::{flags, BodyFraming, Version};
+use crate::scan::{eq_fold, is_token, list_elements, trim_ows};
+
+/// The headers [`Framing::header`] interprets, indexed by `KnownHeader` discriminant.
+static FRAMING_HEADERS: [bool; 256] = {
+    let mut t = [false; 256];
+    t[KnownHeader::ContentLength as usize] = true;
+    t[KnownHeader::TransferEncoding as usize] = true;
+    t[KnownHeader::Host as usize] = true;
+    t[KnownHeader::Connection as usize] = true;
+    t[KnownHeader::Expect as usize] = true;
+    t
+};
+
+/// Whether [`Framing::header`] must see field lines with this name: one table load instead
+/// of five compares.
+#[inline(always)]
+pub(crate) fn is_framing_header(k: KnownHeader) -> bool {
+    FRAMING_HEADERS[k as u8 as usize]
+}
+
+// Transfer-Encoding state bits.
+const TE_SEEN: u8 = 1;
+const TE_CHUNKED: u8 = 2;
+const TE_CHUNKED_LAST: u8 = 4;
+const TE_OTHER: u8 = 8;
+
+/// What the framing-relevant field lines seen so far declared.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Framing {
+    content_length: Option<u64>,
+    te: u8,
+    /// Index of the Host field line.
+    pub(crate) host: Option<u32>,
+    /// `request::flags` bits.
+    pub(crate) flags: u8,
+}
+
+impl Framing {
+    pub(crate) const NEW: Framing = Framing {
+        content_length: None,
+        te: 0,
+        host: None,
+        flags: 0,
+    };
+
+    /// Interprets a framing-relevant field line (`view[vs..ve]` is its value, `index` its
+    /// position in the head). What nearly every request sends (one Host, a one-token
+    /// Connection, a Content-Length) is handled inline in the parser's header loop: a call
+    /// would cost more than the check, since it clobbers the loop's vector constants.
+    #[inline(always)]
+    pub(crate) fn header(
+        &mut self,
+        k: KnownHeader,
+        view: &[u8],
+        vs: usize,
+        ve: usize,
+        index: usize,
+    ) -> Result<(), Error> {
+        let v = view.get(vs..ve).unwrap_or_default();
+        match k {
+            KnownHeader::Host => {
+                if self.host.is_some() {
+                    return Err(Error::MultipleHost);
+                }
+                // Scanned in the whole buffer so that the vector loads can run past the value.
+                if !crate::simd::all_host_chars(view, vs, ve) {
+                    return Err(Error::InvalidHost);
+                }
+                self.host = Some(index as u32);
+            }
+            KnownHeader::ContentLength => {
+                let n = parse_content_length(v)?;
+                match self.content_length {
+                    // RFC 9110 §8.6: repeated values must agree.
+                    Some(prev) if prev != n => return Err(Error::InvalidContentLength),
+                    _ => self.content_length = Some(n),
+                }
+            }
+            KnownHeader::Connection if eq_fold(v, b"keep-alive") => {
+                self.flags |= flags::KEEP_ALIVE;
+            }
+            KnownHeader::Connection if eq_fold(v, b"close") => self.flags |= flags::CLOSE,
+            _ => return self.other_header(k, v),
+        }
+        Ok(())
+    }
+
+    /// Transfer-Encoding, Expect and Connection lists: rare enough to stay out of line.
+    #[inline(never)]
+    fn other_header(&mut self, k: KnownHeader, v: &[u8]) -> Result<(), Error> {
+        match k {
+            KnownHeader::TransferEncoding => {
+                self.te = transfer_encoding(self.te, v)?;
+            }
+            KnownHeader::Connection => {
+                for t in list_elements(v) {
+                    if eq_fold(t, b"close") {
+                        self.flags |= flags::CLOSE;
+                    } else if eq_fold(t, b"keep-alive") {
+                        self.flags |= flags::KEEP_ALIVE;
+                    } else if eq_fold(t, b"upgrade") {
+                        self.flags |= flags::UPGRADE;
+                    }
+                }
+            }
+            KnownHeader::Expect => {
+                for e in list_elements(v) {
+                    if eq_fold(e, b"100-continue") {
+                        self.flags |= flags::EXPECT_CONTINUE;
+                    } else {
+                        return Err(Error::UnsupportedExpectation);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Cross-field framing rules, applied once the head is complete (RFC 9112 §6.3).
+    pub(crate) fn finish(&self, version: Version) -> Result<BodyFraming, Error> {
+        if version == Version::Http11 && self.host.is_none() {
+            return Err(Error::MissingHost);
+        }
+        if self.te & TE_SEEN != 0 {
+            if version == Version::Http10 {
+                return Err(Error::TransferEncodingInHttp10);
+            }
+            if self.content_length.is_some() {
+                return Err(Error::ContentLengthWithTransferEncoding);
+            }
+            if self.te & TE_CHUNKED_LAST == 0 {
+                return Err(Error::InvalidTransferEncoding);
+            }
+            if self.te & TE_OTHER != 0 {
+                return Err(Error::UnsupportedTransferCoding);
+            }
+            return Ok(BodyFraming::Chunked);
+        }
+        Ok(match self.content_length {
+            Some(n) => BodyFraming::Length(n),
+            None => BodyFraming::None,
+        })
+    }
+}
+
+/// `Content-Length = 1*DIGIT`, or a list of identical values (RFC 9110 §8.6 permits
+/// collapsing `5, 5`); overflow of `u64` is invalid.
+#[inline(always)]
+fn parse_content_length(v: &[u8]) -> Result<u64, Error> {
+    // A single run of at most 19 digits (cannot overflow u64); anything else out of line.
+    if !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit) {
+        Ok(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
+    } else {
+        content_length_list(v)
+    }
+}
+
+/// [`parse_content_length`] for lists, whitespace, long or invalid values.
+#[inline(never)]
+fn content_length_list(v: &[u8]) -> Result<u64, Error> {
+    let mut result: Option<u64> = None;
+    for elem in v.split(|&b| b == b',') {
+        let digits = trim_ows(elem);
+        if digits.is_empty() {
+            return Err(Error::InvalidContentLength);
+        }
+        let mut n: u64 = 0;
+        for &d in digits {
+            if !d.is_ascii_digit() {
+                return Err(Error::InvalidContentLength);
+            }
+            n = n
+                .checked_mul(10)
+                .and_then(|n| n.checked_add(u64::from(d - b'0')))
+                .ok_or(Error::InvalidContentLength)?;
+        }
+        match result {
+            Some(prev) if prev != n => return Err(Error::InvalidContentLength),
+            _ => result = Some(n),
+        }
+    }
+    result.ok_or(Error::InvalidContentLength)
+}
+
+/// Folds one Transfer-Encoding field line into the TE state (RFC 9112 §6.1): a list of
+/// `transfer-coding`s; `chunked` at most once and, at the end of all lines, last.
+fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
+    let mut any = false;
+    for coding in list_elements(v) {
+        any = true;
+        if eq_fold(coding, b"chunked") {
+            if te & TE_CHUNKED != 0 {
+                // "A sender MUST NOT apply the chunked transfer coding more than once."
+                return Err(Error::InvalidTransferEncoding);
+            }
+            te |= TE_CHUNKED | TE_CHUNKED_LAST;
+        } else {
+            // transfer-coding = token *( OWS ";" OWS transfer-parameter ); only the name
+            // matters here, and it must be a token.
+            let name = trim_ows(coding.split(|&b| b == b';').next().unwrap_or_default());
+            if !is_token(name) {
+                return Err(Error::InvalidTransferEncoding);
+            }
+            te = (te | TE_OTHER) & !TE_CHUNKED_LAST;
+        }
+    }
+    if !any {
+        return Err(Error::InvalidTransferEncoding);
+    }
+    Ok(te | TE_SEEN)
+}
