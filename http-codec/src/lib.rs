@@ -89,3 +89,8 @@ pub use request::{BodyFraming, Header, HeaderSlot, Method, Request, TargetForm, 
 pub use response::{
     reason, status_line, write_chunk, write_last_chunk, ResponseHead, CONTINUE_100,
 };
+
+// The README's examples compile and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
