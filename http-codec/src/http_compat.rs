@@ -196,7 +196,10 @@ mod tests {
             let mut wire = m.to_vec();
             wire.extend_from_slice(b" / HTTP/1.1\r\nHost: a\r\n\r\n");
             let mut slots = [HeaderSlot::EMPTY; 4];
-            let req = parse_request(&wire, &mut slots).unwrap().complete().unwrap();
+            let req = parse_request(&wire, &mut slots)
+                .unwrap()
+                .complete()
+                .unwrap();
             assert_eq!(req.method(), Method::Extension(m));
             let converted = http::Method::try_from(req.method()).unwrap();
             assert_eq!(converted.as_str().as_bytes(), m);
@@ -240,7 +243,10 @@ mod tests {
                 b"GET http://h.example/p?q HTTP/1.1\r\nHost: h.example\r\n\r\n",
                 "http://h.example/p?q",
             ),
-            (b"CONNECT h.example:443 HTTP/1.1\r\nHost: h.example:443\r\n\r\n", "h.example:443"),
+            (
+                b"CONNECT h.example:443 HTTP/1.1\r\nHost: h.example:443\r\n\r\n",
+                "h.example:443",
+            ),
             (b"OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", "*"),
         ];
         for (wire, uri) in cases {
@@ -249,6 +255,31 @@ mod tests {
             let owned = http::Request::try_from(req).unwrap();
             assert_eq!(owned.uri(), uri, "{}", wire.escape_ascii());
         }
+    }
+
+    #[test]
+    fn every_name_and_value_byte_the_parser_accepts_converts() {
+        let mut accepted = (0, 0);
+        for b in 0..=u8::MAX {
+            let mut name_line = b"GET / HTTP/1.1\r\nHost: a\r\nX".to_vec();
+            name_line.extend_from_slice(&[b, b'y', b':', b' ', b'v']);
+            let mut value_line = b"GET / HTTP/1.1\r\nHost: a\r\nX: a".to_vec();
+            value_line.extend_from_slice(&[b, b'z']);
+            for (wire, count) in [(name_line, &mut accepted.0), (value_line, &mut accepted.1)] {
+                let mut wire = wire;
+                wire.extend_from_slice(b"\r\n\r\n");
+                let mut slots = [HeaderSlot::EMPTY; 4];
+                if let Ok(status) = parse_request(&wire, &mut slots) {
+                    let req = status.complete().unwrap();
+                    let owned = http::Request::try_from(req);
+                    assert!(owned.is_ok(), "byte {b:#04x}: {:?}", owned.err());
+                    *count += 1;
+                }
+            }
+        }
+        // In a name: the 77 tchar bytes, and `:` (which ends the name `X` early). In a value:
+        // HTAB, SP, VCHAR and obs-text.
+        assert_eq!(accepted, (77 + 1, 1 + 1 + 94 + 128));
     }
 
     #[test]
