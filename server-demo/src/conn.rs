@@ -1,178 +1,54 @@
-//! One connection: its socket, its request state machine, and the blocks it holds.
+//! One HTTP/1.1 connection as a state machine with no I/O and no clock: bytes and events in,
+//! output blocks and decisions out, in the manner of hyper's `proto::h1` and h11.
 //!
-//! A connection holds pool blocks only while it has something in them: a read block from the
-//! moment its socket is readable until its input is consumed, and output blocks until they are
-//! written. An idle keep-alive connection holds none.
+//! A driver (the epoll one in `epoll.rs`; anything that can move bytes) runs it like this:
 //!
-//! [`Conn::drive`] runs the connection as far as it can go without blocking:
-//! flush output → process buffered input → read more, in that order, so that a connection with
-//! output pending is never read further (backpressure), and all responses to a pipelined batch
-//! leave in one write call.
+//! ```text
+//! loop {
+//!     match conn.next(env) {
+//!         Want::Send      => send conn.output(..) (or conn.front()), then conn.sent(n)
+//!         Want::Receive   => read into conn.read_space(env), then conn.received(n);
+//!                            or hand over a filled block: conn.receive_block(env, buf);
+//!                            at the end of the stream: conn.peer_closed()
+//!         Want::HalfClose => shut the socket down for writing
+//!         Want::Discard   => read and throw away, reporting conn.discarded(n)
+//!         Want::Pool      => ask again once blocks came back to the pool
+//!         Want::Close(r)  => close the socket; conn.release()
+//!     }
+//! }
+//! ```
+//!
+//! and arms the deadline [`Conn::timer_kind`] names, calling [`Conn::expire`] when it passes.
+//!
+//! Input is served only once all output is sent, so a connection with output pending is never
+//! read further (backpressure), and every response to a pipelined batch is queued before the
+//! driver is asked to send: the batch leaves in one write. At most one send in flight is the
+//! driver's business: it calls `next` again after `sent`.
+//!
+//! A connection holds pool blocks only while it has something in them: a read block from its
+//! first received byte until its input is consumed, and output blocks until they are sent. An
+//! idle keep-alive connection holds none.
 
-use std::io::{self, IoSlice, Read, Write};
-use std::net::Shutdown;
+use std::io::IoSlice;
 
 use bufslab::{FreeList, LocalCache, PoolBuf};
-use bufslab_http::{
-    write_chunk, write_last_chunk, BodyDecoder, BodyFraming, HeaderSlot, Method, Parser, Status,
-    Version,
-};
+use bufslab_http::{HeaderSlot, Parser, Status};
 use bytes::{Buf, BufMut};
-use mio::net::TcpStream;
 
+use crate::answer::{self, Info};
+use crate::body::{Body, BodyFault, BodyStop, BodyUse};
 use crate::config::SMALL_BLOCK;
-use crate::routes::{self, Persist, Reply, Route};
+use crate::out_queue::{Blocked, OutQueue, OUT_BLOCKS};
+use crate::routes::{self, Persist, Reply};
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
-use crate::sys::Raw;
 use crate::timer::TimerKind;
-
-/// Most output blocks queued per connection (one `writev` carries them all). Eight 4 KiB
-/// blocks hold a pipelined batch of over 200 small responses, or 32 KiB of echo in flight.
-pub(crate) const OUT_BLOCKS: usize = 8;
-
-/// Socket reads per turn before the connection yields to the others on its worker.
-const READ_BUDGET: usize = 16;
 
 /// Bytes a lingering close discards before giving up on the peer.
 const DRAIN_LIMIT: usize = 256 * 1024;
 
-/// A small FIFO of output blocks, in a fixed array so queuing never allocates.
-#[derive(Debug, Default)]
-pub(crate) struct OutQueue {
-    bufs: [Option<PoolBuf>; OUT_BLOCKS],
-    head: usize,
-    len: usize,
-}
-
-impl OutQueue {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    fn is_full(&self) -> bool {
-        self.len == OUT_BLOCKS
-    }
-
-    fn tail(&mut self) -> Option<&mut PoolBuf> {
-        if self.len == 0 {
-            return None;
-        }
-        self.bufs[(self.head + self.len - 1) % OUT_BLOCKS].as_mut()
-    }
-
-    fn push(&mut self, buf: PoolBuf) {
-        if !self.is_full() {
-            self.bufs[(self.head + self.len) % OUT_BLOCKS] = Some(buf);
-            self.len += 1;
-        }
-    }
-
-    /// The tail block if it has `room` spare bytes, else a fresh block queued behind it.
-    fn reserve<F: FreeList>(
-        &mut self,
-        cache: &LocalCache<F>,
-        room: usize,
-    ) -> Result<&mut PoolBuf, Blocked> {
-        let fits = self.tail().is_some_and(|t| t.spare_capacity() >= room);
-        if !fits {
-            if self.is_full() {
-                return Err(Blocked::OutputFull);
-            }
-            let buf = cache
-                .get(room.max(SMALL_BLOCK))
-                .map_err(|_| Blocked::Pool)?;
-            self.push(buf);
-        }
-        self.tail().ok_or(Blocked::Pool)
-    }
-
-    /// Writes as much as the socket takes, one write call per round. Fully written blocks go
-    /// back to the pool at once. Returns whether everything was written.
-    fn flush(&mut self, sock: &mut TcpStream) -> io::Result<bool> {
-        while self.len > 0 {
-            // A block reserved for output that got none (a body step that decoded only
-            // framing) goes straight back: an empty write would read as a dead peer.
-            if self.bufs[self.head].as_ref().map_or(true, |b| b.is_empty()) {
-                self.bufs[self.head] = None;
-                self.head = (self.head + 1) % OUT_BLOCKS;
-                self.len -= 1;
-                continue;
-            }
-            match self.write_to(sock) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.consume(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(true)
-    }
-
-    /// One `send` of the only block (the common case: one response, or a pipelined batch that
-    /// fit one block), else one `writev` of them all. `send` spares the kernel the iovec import.
-    fn write_to(&self, sock: &mut TcpStream) -> io::Result<usize> {
-        if let (1, Some(b)) = (self.len, &self.bufs[self.head]) {
-            return Raw(sock).write(b);
-        }
-        let empty: &[u8] = &[];
-        let mut slices = [IoSlice::new(empty); OUT_BLOCKS];
-        for (i, s) in slices.iter_mut().enumerate().take(self.len) {
-            if let Some(b) = &self.bufs[(self.head + i) % OUT_BLOCKS] {
-                *s = IoSlice::new(b);
-            }
-        }
-        sock.write_vectored(&slices[..self.len])
-    }
-
-    fn consume(&mut self, mut n: usize) {
-        while n > 0 && self.len > 0 {
-            let slot = &mut self.bufs[self.head];
-            let Some(b) = slot.as_mut() else {
-                break;
-            };
-            let take = n.min(b.len());
-            b.advance(take);
-            n -= take;
-            if b.is_empty() {
-                *slot = None; // the block goes home now
-                self.head = (self.head + 1) % OUT_BLOCKS;
-                self.len -= 1;
-            }
-        }
-    }
-
-    fn clear(&mut self) {
-        for b in &mut self.bufs {
-            *b = None;
-        }
-        self.head = 0;
-        self.len = 0;
-    }
-}
-
-/// Why processing stopped short.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Blocked {
-    /// The output queue is full: flush first.
-    OutputFull,
-    /// The pool has no block for us: wait until blocks come back.
-    Pool,
-}
-
-/// How a body is being consumed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum BodyUse {
-    /// `/echo` with Content-Length: copy the data through.
-    EchoLength,
-    /// `/echo` with chunked framing: re-chunk the data as it is decoded. The 200 head waits
-    /// (`Some`) for the first decoded bytes, so a body that passes `--max-body` before any
-    /// data went out still gets its 413.
-    EchoChunked(Option<Persist>),
-    /// Anything else: skip it without looking.
-    Skip,
-}
+/// A read block with less room than this is compacted before the next read.
+const COMPACT_BELOW: usize = 512;
 
 /// Where the connection is in its life.
 #[derive(Clone, Debug)]
@@ -180,49 +56,46 @@ enum Phase {
     /// Waiting for (or parsing) a request head.
     Head,
     /// Reading the current request's body.
-    Body {
-        decoder: BodyDecoder,
-        using: BodyUse,
-        received: u64,
-    },
-    /// No more requests will be served: flush the output, then drain.
+    Body(Body),
+    /// No more requests will be served: send the output, then half-close.
     Closing,
     /// Our side is shut down for writing; discarding input until the peer closes.
     Drain { discarded: usize },
+    /// Closed; holds no blocks and produces nothing more.
+    Closed,
 }
 
 /// Why a connection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CloseReason {
-    /// The peer closed between requests, or after our last response.
+    /// The peer closed between requests or after our last response, a lingering close ended,
+    /// or a deadline passed.
     Done,
     /// The peer closed or reset in the middle of a request.
     PeerAborted,
     /// A socket error (reset, broken pipe).
     Io,
-    /// A body framing error or an oversized chunked body after the response had started.
-    BadBody,
+    /// Input the connection cannot hold (a head past the largest block).
+    BadInput,
 }
 
-/// What [`Conn::drive`] left the connection waiting for.
+/// What the connection needs from its driver next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Next {
-    /// Waiting for socket readiness.
-    Wait,
-    /// Read budget used up with input still pending: run again soon.
-    Yield,
-    /// Waiting for the pool.
+pub(crate) enum Want {
+    /// Send the queued output ([`Conn::output`]) and report it with [`Conn::sent`].
+    Send,
+    /// More input ([`Conn::read_space`] + [`Conn::received`], or [`Conn::receive_block`]).
+    Receive,
+    /// Every response is sent and no more will come: shut the socket down for writing.
+    /// Then comes [`Want::Discard`].
+    HalfClose,
+    /// Read and discard what the peer still sends, reporting it with [`Conn::discarded`],
+    /// until it closes (a lingering close, so our last response is not lost to a reset).
+    Discard,
+    /// The pool has no block: ask again once blocks came back.
     Pool,
-    /// Close it.
+    /// Close the connection now.
     Close(CloseReason),
-}
-
-/// What a turn did, for the timers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Turn {
-    pub(crate) next: Next,
-    /// Bytes were read or written.
-    pub(crate) progress: bool,
 }
 
 /// Per-worker context a connection needs while processing.
@@ -244,17 +117,10 @@ pub(crate) struct Env<'a, F: FreeList> {
     pub(crate) shared: &'a Shared,
 }
 
-/// A connection slot. Slots are preallocated; a free slot has no socket.
+/// One connection's HTTP state: parser, read block, output queue. Slots are preallocated and
+/// reused; [`Conn::open`] starts a new connection in one.
 #[derive(Debug)]
 pub(crate) struct Conn {
-    pub(crate) sock: Option<TcpStream>,
-    pub(crate) readable: bool,
-    /// The peer's FIN (or an error) was seen: from then on read until 0, since no further
-    /// readiness edge will come.
-    pub(crate) read_closed: bool,
-    pub(crate) writable: bool,
-    /// On the worker's pool-wait or run-again list already.
-    pub(crate) queued: bool,
     phase: Phase,
     parser: Parser,
     rbuf: Option<PoolBuf>,
@@ -264,15 +130,10 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    /// An empty slot.
+    /// A closed connection slot.
     pub(crate) fn new(parser: Parser) -> Conn {
         Conn {
-            sock: None,
-            readable: false,
-            read_closed: false,
-            writable: false,
-            queued: false,
-            phase: Phase::Head,
+            phase: Phase::Closed,
             parser,
             rbuf: None,
             out: OutQueue::default(),
@@ -280,30 +141,25 @@ impl Conn {
         }
     }
 
-    /// Puts a freshly accepted socket into this (free) slot.
-    pub(crate) fn open(&mut self, sock: TcpStream) {
-        self.sock = Some(sock);
-        self.readable = false;
-        self.read_closed = false;
-        self.writable = false;
-        // `queued` is left alone: it says whether the slot is on a worker list, and a list
-        // entry left by the previous occupant is simply run once for the new one.
+    /// Starts a new connection: waiting for its first request.
+    pub(crate) fn open(&mut self) {
+        self.release();
         self.phase = Phase::Head;
-        self.parser.reset();
+    }
+
+    /// Ends the connection, giving its blocks back.
+    pub(crate) fn release(&mut self) {
         self.rbuf = None;
         self.out.clear();
+        self.phase = Phase::Closed;
+        self.parser.reset();
         self.close_after_body = false;
     }
 
-    /// Empties the slot, returning its blocks; hands back the socket to deregister.
-    pub(crate) fn release(&mut self) -> Option<TcpStream> {
-        self.rbuf = None;
-        self.out.clear();
-        self.phase = Phase::Head;
-        self.parser.reset();
-        self.readable = false;
-        self.writable = false;
-        self.sock.take()
+    /// Closed (by a [`Want::Close`], or never opened).
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
+    pub(crate) fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed)
     }
 
     /// Unconsumed input is buffered.
@@ -325,182 +181,215 @@ impl Conn {
         }
     }
 
-    /// The request head timed out: answer 408 if a block is at hand, then close.
-    pub(crate) fn head_timed_out<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> bool {
-        self.rbuf = None;
-        if *env.slots_owner == Some(env.slot) {
-            *env.slots_owner = None;
-        }
-        let r = Reply {
-            date: env.date,
-            persist: Persist::Close,
-            head_only: false,
-        };
-        let answered = match self.out.reserve(env.cache, routes::HEAD_ROOM + 64) {
-            Ok(out) => {
-                routes::error(out, &r, 408, None);
-                true
+    /// The deadline of `kind` passed. A request head that timed out is answered 408 when a
+    /// block is at hand (`true`: run the connection to send it, then it closes); otherwise
+    /// (`false`) the connection is to close now.
+    pub(crate) fn expire<F: FreeList>(&mut self, env: &mut Env<'_, F>, kind: TimerKind) -> bool {
+        match kind {
+            TimerKind::Header => {
+                WorkerCounters::add(&env.counters.header_timeouts, 1);
+                self.rbuf = None;
+                if *env.slots_owner == Some(env.slot) {
+                    *env.slots_owner = None;
+                }
+                if matches!(self.phase, Phase::Head) && self.final_error(env, 408).is_ok() {
+                    WorkerCounters::add(&env.counters.requests, 1);
+                    return true;
+                }
             }
-            Err(_) => false,
-        };
-        self.phase = Phase::Closing;
-        answered
+            TimerKind::Idle => WorkerCounters::add(&env.counters.idle_timeouts, 1),
+            TimerKind::Drain => {}
+        }
+        self.release();
+        false
     }
 
-    /// Runs the connection until it would block, must wait, or must close.
-    pub(crate) fn drive<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Turn {
-        let mut progress = false;
-        let mut reads = 0;
-        let next = loop {
-            let Some(sock) = self.sock.as_mut() else {
-                break Next::Close(CloseReason::Done);
-            };
-            // 1. Output first: everything queued goes out before anything more is read.
+    /// Runs the connection as far as its buffered input and output allow, and says what it
+    /// needs next.
+    pub(crate) fn next<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Want {
+        loop {
+            self.out.settle();
             if !self.out.is_empty() {
-                if !self.writable {
-                    break Next::Wait;
-                }
-                match self.out.flush(sock) {
-                    Ok(true) => progress = true,
-                    Ok(false) => {
-                        self.writable = false;
-                        break Next::Wait;
-                    }
-                    Err(_) => break Next::Close(CloseReason::Io),
-                }
+                return Want::Send;
             }
-            // 2. Closing: output is flushed; half-close and drain.
-            match &mut self.phase {
+            match self.phase {
                 Phase::Closing => {
                     self.rbuf = None;
-                    // The peer may already be gone; the drain read will tell.
-                    let _ = sock.shutdown(Shutdown::Write);
                     self.phase = Phase::Drain { discarded: 0 };
-                    continue;
+                    return Want::HalfClose;
                 }
-                Phase::Drain { discarded } => {
-                    if !self.readable {
-                        break Next::Wait;
-                    }
-                    break match drain(sock, discarded) {
-                        Ok(()) => {
-                            self.readable = false;
-                            Next::Wait
-                        }
-                        Err(reason) => Next::Close(reason),
-                    };
-                }
-                _ => {}
+                Phase::Drain { .. } => return Want::Discard,
+                Phase::Closed => return Want::Close(CloseReason::Done),
+                Phase::Head | Phase::Body(_) => {}
             }
-            // 3. Buffered input.
             if self.holds_input() {
                 match self.process(env) {
                     Ok(()) => {}
-                    Err(Stop::Blocked(Blocked::OutputFull)) => {
-                        if self.out.is_empty() {
-                            // Cannot happen (an empty queue always has room); never spin.
-                            break Next::Close(CloseReason::Io);
-                        }
-                        continue;
-                    }
-                    Err(Stop::Blocked(Blocked::Pool)) => break Next::Pool,
-                    Err(Stop::Close(reason)) => break Next::Close(reason),
+                    Err(Blocked::OutputFull) if !self.out.is_empty() => continue,
+                    // An empty queue always has room: never spin.
+                    Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
+                    Err(Blocked::Pool) => return Want::Pool,
                 }
                 if !self.out.is_empty() || matches!(self.phase, Phase::Closing) {
                     continue;
                 }
             }
             // Input consumed: the read block goes home (idle connections hold no blocks).
-            if self.rbuf.as_ref().is_some_and(|b| b.is_empty()) {
-                self.rbuf = None;
-            }
-            // 4. Read more.
-            if !self.readable {
-                break Next::Wait;
-            }
-            if reads >= READ_BUDGET {
-                break Next::Yield;
-            }
-            let buf = match Self::read_buf(&mut self.rbuf, env) {
-                Ok(b) => b,
-                Err(Stop::Blocked(_)) => break Next::Pool,
-                Err(Stop::Close(reason)) => break Next::Close(reason),
-            };
-            let Some(sock) = self.sock.as_mut() else {
-                break Next::Close(CloseReason::Done);
-            };
-            let room = buf.spare_capacity();
-            match buf.read_from(&mut Raw(sock)) {
-                Ok(0) => {
-                    let mid_request = !buf.is_empty() || !matches!(self.phase, Phase::Head);
-                    break Next::Close(if mid_request {
-                        CloseReason::PeerAborted
-                    } else {
-                        CloseReason::Done
-                    });
-                }
-                Ok(n) => {
-                    progress = true;
-                    reads += 1;
-                    // A short read emptied the socket: with edge-triggered readiness, more
-                    // data brings a new event, so reading again now would only return
-                    // EAGAIN. That saves a syscall per request; a FIN seen already brings
-                    // no new edge, so then the loop reads on to the 0.
-                    if n < room && !self.read_closed {
-                        self.readable = false;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.readable = false;
-                    if buf.is_empty() {
-                        self.rbuf = None;
-                    }
-                    break Next::Wait;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break Next::Close(CloseReason::Io),
-            }
-        };
-        Turn { next, progress }
-    }
-
-    /// The read block, rented now if needed, with room for at least one more byte.
-    fn read_buf<'r, F: FreeList>(
-        rbuf: &'r mut Option<PoolBuf>,
-        env: &mut Env<'_, F>,
-    ) -> Result<&'r mut PoolBuf, Stop> {
-        match rbuf.take() {
-            None => {
-                let b = env.cache.get(SMALL_BLOCK).map_err(|_| Blocked::Pool)?;
-                Ok(rbuf.insert(b))
-            }
-            Some(mut b) => {
-                if b.spare_capacity() < 512 {
-                    b.compact();
-                }
-                if b.spare_capacity() == 0 {
-                    // A head larger than the block: move it to the large class. The codec
-                    // answers 431 before that one fills up.
-                    if b.capacity() >= env.large_block {
-                        *rbuf = Some(b);
-                        return Err(Stop::Close(CloseReason::BadBody));
-                    }
-                    let Ok(mut big) = env.cache.get(env.large_block) else {
-                        *rbuf = Some(b);
-                        return Err(Blocked::Pool.into());
-                    };
-                    big.put_slice(&b);
-                    drop(b);
-                    return Ok(rbuf.insert(big));
-                }
-                Ok(rbuf.insert(b))
-            }
+            self.release_read_block();
+            return Want::Receive;
         }
     }
 
+    fn close(&mut self, reason: CloseReason) -> Want {
+        self.release();
+        Want::Close(reason)
+    }
+
+    // ---- Input ----
+
+    /// Room to read into: the spare bytes of the read block, rented now if needed (at least
+    /// one byte). Report what was read with [`received`](Self::received).
+    ///
+    /// # Errors
+    /// [`Want::Pool`] when no block is to be had; [`Want::Close`] when a head fills the
+    /// largest block (the codec answers 431 before that, so this is a guard).
+    pub(crate) fn read_space<F: FreeList>(
+        &mut self,
+        env: &mut Env<'_, F>,
+    ) -> Result<&mut [u8], Want> {
+        let b = match self.rbuf.take() {
+            None => env.cache.get(SMALL_BLOCK).map_err(|_| Want::Pool)?,
+            Some(mut b) => {
+                if b.spare_capacity() < COMPACT_BELOW {
+                    b.compact();
+                }
+                if b.spare_capacity() == 0 {
+                    // A head larger than the block: move it to the large class.
+                    if b.capacity() >= env.large_block {
+                        return Err(self.close(CloseReason::BadInput));
+                    }
+                    let Ok(mut big) = env.cache.get(env.large_block) else {
+                        self.rbuf = Some(b);
+                        return Err(Want::Pool);
+                    };
+                    big.put_slice(&b);
+                    big
+                } else {
+                    b
+                }
+            }
+        };
+        Ok(self.rbuf.insert(b).spare_mut())
+    }
+
+    /// `n` bytes were read into the space [`read_space`](Self::read_space) gave.
+    pub(crate) fn received(&mut self, n: usize) {
+        if let Some(b) = self.rbuf.as_mut() {
+            b.commit(n.min(b.spare_capacity()));
+        }
+    }
+
+    /// Gives the read block back if it holds nothing: call when a read found nothing to
+    /// take, so an idle connection holds no block.
+    pub(crate) fn release_read_block(&mut self) {
+        if self.rbuf.as_ref().is_some_and(|b| b.is_empty()) {
+            self.rbuf = None;
+        }
+    }
+
+    /// Takes a block filled elsewhere (by the kernel, for a completion-based driver). With no
+    /// input buffered it becomes the read block as it is; otherwise its bytes are appended to
+    /// the read block (moved to the large class when a head outgrows a small one).
+    ///
+    /// Returns what could not be taken: `None` when all of it was. The rest (`Some`) is to be
+    /// offered again after the next [`next`](Self::next); when `next` then says
+    /// [`Want::Receive`] and the rest comes back untouched, the pool is out of blocks, so
+    /// wait as for [`Want::Pool`].
+    // The entry of a completion-based driver; the epoll driver reads into `read_space`.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
+    pub(crate) fn receive_block<F: FreeList>(
+        &mut self,
+        env: &mut Env<'_, F>,
+        mut buf: PoolBuf,
+    ) -> Option<PoolBuf> {
+        if !matches!(self.phase, Phase::Head | Phase::Body(_)) {
+            return None;
+        }
+        if !self.holds_input() {
+            self.rbuf = Some(buf);
+            return None;
+        }
+        let rb = self.rbuf.as_mut()?;
+        if rb.spare_capacity() < buf.len() {
+            rb.compact();
+        }
+        if rb.spare_capacity() < buf.len() && rb.capacity() < env.large_block {
+            if let Ok(mut big) = env.cache.get(env.large_block) {
+                big.put_slice(rb);
+                *rb = big;
+            }
+        }
+        let take = buf.len().min(rb.spare_capacity());
+        rb.put_slice(buf.get(..take).unwrap_or_default());
+        buf.advance(take);
+        (!buf.is_empty()).then_some(buf)
+    }
+
+    /// The peer ended its stream (a read returned 0): the connection closes. Says whether it
+    /// closed cleanly (between requests) or mid-request.
+    pub(crate) fn peer_closed(&mut self) -> CloseReason {
+        let reason = match self.phase {
+            Phase::Head if !self.holds_input() => CloseReason::Done,
+            Phase::Drain { .. } | Phase::Closed => CloseReason::Done,
+            _ => CloseReason::PeerAborted,
+        };
+        self.release();
+        reason
+    }
+
+    /// `n` bytes were read and thrown away while draining. Says whether to go on
+    /// ([`Want::Discard`]) or close.
+    pub(crate) fn discarded(&mut self, n: usize) -> Want {
+        if let Phase::Drain { discarded } = &mut self.phase {
+            *discarded += n;
+            if *discarded <= DRAIN_LIMIT {
+                return Want::Discard;
+            }
+        }
+        self.close(CloseReason::Done)
+    }
+
+    // ---- Output ----
+
+    /// The queued output as slices, oldest first, in `slices`; returns how many. One write of
+    /// all of them sends a pipelined batch at once.
+    pub(crate) fn output<'a>(&'a self, slices: &mut [IoSlice<'a>; OUT_BLOCKS]) -> usize {
+        self.out.slices(slices)
+    }
+
+    /// The oldest output block's bytes: what a plain `send` takes when it is the only one.
+    pub(crate) fn front(&self) -> &[u8] {
+        self.out.front()
+    }
+
+    /// Output blocks queued.
+    pub(crate) fn output_blocks(&self) -> usize {
+        self.out.blocks()
+    }
+
+    /// `n` bytes of the output were sent; fully sent blocks go back to the pool.
+    pub(crate) fn sent(&mut self, n: usize) {
+        self.out.consume(n);
+        if let Phase::Body(body) = &mut self.phase {
+            body.sent(n);
+        }
+    }
+
+    // ---- Processing ----
+
     /// Serves what the read block holds: complete requests, then body bytes, until the input
     /// runs out, the output queue fills, or the connection must close.
-    fn process<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<(), Stop> {
+    fn process<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<(), Blocked> {
         loop {
             if !self.holds_input() {
                 return Ok(());
@@ -511,61 +400,59 @@ impl Conn {
                         return Ok(()); // partial head: need more input
                     }
                 }
-                Phase::Body { .. } => self.body(env)?,
-                Phase::Closing | Phase::Drain { .. } => return Ok(()),
+                Phase::Body(_) => {
+                    if !self.body(env)? {
+                        return Ok(()); // partial framing: need more input
+                    }
+                }
+                Phase::Closing | Phase::Drain { .. } | Phase::Closed => return Ok(()),
             }
         }
     }
 
     /// Parses and answers one request head. `Ok(false)`: the head is incomplete.
-    fn head<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<bool, Stop> {
+    fn head<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<bool, Blocked> {
         let Some(rb) = self.rbuf.as_ref() else {
             return Ok(false);
         };
         if *env.slots_owner != Some(env.slot) {
             self.parser.reset();
         }
-        let info = match self.parser.parse(rb, env.slots) {
+        let parsed = self.parser.parse(rb, env.slots);
+        *env.slots_owner = None;
+        match parsed {
             Ok(Status::Partial) => {
                 *env.slots_owner = Some(env.slot);
-                return Ok(false);
+                Ok(false)
             }
             Ok(Status::Complete(req)) => {
-                *env.slots_owner = None;
-                let method = req.method();
-                Ok(Info {
-                    route: Route::of(method, req.path()),
-                    head_only: method == Method::Head,
-                    head_len: req.head_len(),
-                    framing: req.framing(),
-                    keep_alive: req.keep_alive(),
-                    http10: req.version() == Version::Http10,
-                    expect_continue: req.expect_continue(),
-                })
+                let info = Info::of(&req);
+                self.answer(env, info).map(|()| true)
             }
             Err(e) => {
-                *env.slots_owner = None;
-                Err(e)
-            }
-        };
-        match info {
-            Ok(info) => self.answer(env, info).map(|()| true),
-            Err(e) => {
-                self.answer_error(env, e.status())?;
+                // Nothing after a framing error is served: the request boundaries can no
+                // longer be trusted.
+                WorkerCounters::add(&env.counters.requests, 1);
+                self.refuse(env, e.status())?;
                 Ok(true)
             }
         }
     }
 
-    /// Answers a framing error: the status, `Connection: close`, and nothing after it is
-    /// served, since the request boundaries can no longer be trusted.
-    fn answer_error<F: FreeList>(&mut self, env: &mut Env<'_, F>, status: u16) -> Result<(), Stop> {
-        WorkerCounters::add(&env.counters.requests, 1);
-        self.refuse(env, status)
+    /// Writes an error response with `Connection: close` for the current request (already
+    /// counted) and stops serving: the rest of the input is dropped.
+    fn refuse<F: FreeList>(&mut self, env: &mut Env<'_, F>, status: u16) -> Result<(), Blocked> {
+        self.final_error(env, status)?;
+        WorkerCounters::add(&env.counters.bad_requests, 1);
+        Ok(())
     }
 
-    /// Writes an error response for the current request (already counted), then closes.
-    fn refuse<F: FreeList>(&mut self, env: &mut Env<'_, F>, status: u16) -> Result<(), Stop> {
+    /// Queues `status` with `Connection: close` as the last response, and drops the input.
+    fn final_error<F: FreeList>(
+        &mut self,
+        env: &mut Env<'_, F>,
+        status: u16,
+    ) -> Result<(), Blocked> {
         let out = self.out.reserve(env.cache, routes::HEAD_ROOM + 64)?;
         let r = Reply {
             date: env.date,
@@ -573,33 +460,24 @@ impl Conn {
             head_only: false,
         };
         routes::error(out, &r, status, None);
-        WorkerCounters::add(&env.counters.bad_requests, 1);
         self.rbuf = None;
         self.phase = Phase::Closing;
         Ok(())
     }
 
-    /// Encodes the response to a complete head and consumes it from the input.
-    fn answer<F: FreeList>(&mut self, env: &mut Env<'_, F>, info: Info) -> Result<(), Stop> {
-        let has_body = !matches!(info.framing, BodyFraming::None | BodyFraming::Length(0));
-        if let BodyFraming::Length(n) = info.framing {
+    /// Encodes the response to a complete head and consumes the head from the input.
+    fn answer<F: FreeList>(&mut self, env: &mut Env<'_, F>, info: Info) -> Result<(), Blocked> {
+        if let bufslab_http::BodyFraming::Length(n) = info.framing {
             if n > env.max_body {
-                return self.answer_error(env, 413);
+                WorkerCounters::add(&env.counters.requests, 1);
+                return self.refuse(env, 413);
             }
         }
-        let mut keep = info.keep_alive && !env.shutting_down;
-        // A client that waits for `100 Continue` may never send a body we do not ask for, so
-        // the connection cannot be reused after answering without reading it.
-        if has_body && info.expect_continue && info.route != Route::Echo {
-            keep = false;
-        }
+        let has_body = info.has_body();
+        let keep = info.keep(env.shutting_down);
         let r = Reply {
             date: env.date,
-            persist: match (keep, info.http10) {
-                (false, _) => Persist::Close,
-                (true, true) => Persist::KeepAlive10,
-                (true, false) => Persist::Default,
-            },
+            persist: info.persist(keep),
             head_only: info.head_only,
         };
         // The common case, one request and nothing behind it: its bytes are no longer needed
@@ -618,48 +496,19 @@ impl Conn {
                 self.out.push(rb);
             }
         }
+        // Where this response starts in the output, should its body fail before any of it
+        // went out (only bodies can fail after the head is answered).
+        let start = if has_body { self.out.queued() } else { 0 };
         let out = self.out.reserve(env.cache, info.route.room())?;
-        let mut using = BodyUse::Skip;
-        match info.route {
-            Route::Plaintext => routes::plaintext(out, &r),
-            Route::Json => routes::hello_json(out, &r).map_err(|_| Blocked::OutputFull)?,
-            Route::Stats => {
-                routes::json(out, &r, &env.shared.snapshot()).map_err(|_| Blocked::OutputFull)?
-            }
-            Route::NotFound => routes::error(out, &r, 404, None),
-            Route::MethodNotAllowed(allow) => routes::error(out, &r, 405, Some(allow)),
-            Route::Echo => {
-                let len = match info.framing {
-                    BodyFraming::None => Some(0),
-                    BodyFraming::Length(n) => Some(n),
-                    BodyFraming::Chunked => None,
-                };
-                let expect_continue = info.expect_continue && has_body;
-                using = match len {
-                    Some(_) => {
-                        routes::echo_head(out, &r, len, expect_continue);
-                        BodyUse::EchoLength
-                    }
-                    None => {
-                        if expect_continue {
-                            routes::continue_100(out);
-                        }
-                        BodyUse::EchoChunked(Some(r.persist))
-                    }
-                };
-            }
-        }
+        let using = answer::respond(out, &info, &r, env.shared).map_err(|_| Blocked::OutputFull)?;
         WorkerCounters::add(&env.counters.requests, 1);
         // (When the read block became the response block, `rbuf` is empty already.)
         if let Some(rb) = self.rbuf.as_mut() {
             rb.advance(info.head_len.min(rb.len()));
         }
         if has_body && (keep || using != BodyUse::Skip) {
-            self.phase = Phase::Body {
-                decoder: BodyDecoder::new(info.framing),
-                using,
-                received: 0,
-            };
+            let start = start + answer::interim_len(&info);
+            self.phase = Phase::Body(Body::new(info.framing, using, start));
             self.close_after_body = !keep;
         } else if !keep {
             self.phase = Phase::Closing;
@@ -667,138 +516,54 @@ impl Conn {
         Ok(())
     }
 
-    /// Consumes body bytes from the input: echoes them into the output or skips them.
-    fn body<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<(), Stop> {
-        let Phase::Body {
-            decoder,
-            using,
-            received,
-        } = &mut self.phase
-        else {
-            return Ok(());
+    /// Consumes body bytes from the input. `Ok(false)`: it needs more input to go on.
+    fn body<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Result<bool, Blocked> {
+        let (Phase::Body(body), Some(rb)) = (&mut self.phase, self.rbuf.as_mut()) else {
+            return Ok(false);
         };
-        let Some(rb) = self.rbuf.as_mut() else {
-            return Ok(());
-        };
-        let done = match *using {
-            BodyUse::Skip => {
-                let (n, done) = decoder.skip(rb).map_err(|_| CloseReason::BadBody)?;
-                rb.advance(n);
-                *received += n as u64;
-                if *received > env.max_body {
-                    // The response is complete already; just stop reading this peer.
-                    self.phase = Phase::Closing;
-                    return Ok(());
-                }
-                done
-            }
-            BodyUse::EchoLength | BodyUse::EchoChunked(_) => {
-                // Feed the decoder only as much input as the output block can take, so the
-                // decoded data always fits (chunk framing costs at most 24 bytes).
-                // Room for the deferred 200 head, when it is still to be written.
-                let head_room = match using {
-                    BodyUse::EchoChunked(Some(_)) => routes::HEAD_ROOM,
-                    _ => 0,
-                };
-                let out = self.out.reserve(env.cache, 64 + head_room)?;
-                let room = out.spare_capacity() - 32 - head_room;
-                let input = rb.get(..rb.len().min(room)).unwrap_or_default();
-                let step = decoder.decode(input).map_err(|_| CloseReason::BadBody)?;
-                *received += step.data.len() as u64;
-                if *received > env.max_body {
-                    if let BodyUse::EchoChunked(Some(_)) = using {
-                        // Nothing of the response is out yet: refuse it properly.
-                        self.rbuf = None;
-                        return self.refuse(env, 413);
-                    }
-                    // The 200 head is on its way; all we can do is cut the response short.
-                    return Err(CloseReason::BadBody.into());
-                }
-                if let BodyUse::EchoChunked(head) = using {
-                    let pending = if step.data.is_empty() && !step.done {
-                        None
-                    } else {
-                        head.take()
-                    };
-                    if let Some(persist) = pending {
-                        let r = Reply {
-                            date: env.date,
-                            persist,
-                            head_only: false,
-                        };
-                        routes::echo_head(out, &r, None, false);
-                    }
-                    write_chunk(out, step.data);
-                    if step.done {
-                        write_last_chunk(out);
-                    }
-                } else {
-                    out.put_slice(step.data);
-                }
-                let (consumed, done) = (step.consumed, step.done);
+        match body.step(rb, &mut self.out, env.cache, env.date, env.max_body) {
+            Ok((consumed, done)) => {
                 rb.advance(consumed);
-                done
-            }
-        };
-        if done {
-            self.phase = if self.close_after_body {
-                Phase::Closing
-            } else {
-                Phase::Head
-            };
-        }
-        Ok(())
-    }
-}
-
-/// Reads and discards what the peer still sends after our last response. `Ok(())`: would
-/// block; `Err`: close now.
-fn drain(sock: &mut TcpStream, discarded: &mut usize) -> Result<(), CloseReason> {
-    let mut scratch = [0u8; 4096];
-    loop {
-        match sock.read(&mut scratch) {
-            Ok(0) => return Err(CloseReason::Done),
-            Ok(n) => {
-                *discarded += n;
-                if *discarded > DRAIN_LIMIT {
-                    return Err(CloseReason::Done);
+                if done {
+                    self.phase = if self.close_after_body {
+                        Phase::Closing
+                    } else {
+                        Phase::Head
+                    };
                 }
+                Ok(done || consumed > 0)
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Err(CloseReason::Done),
+            Err(BodyStop::Blocked(b)) => Err(b),
+            Err(BodyStop::Fault(fault)) => self.body_fault(env, fault).map(|()| true),
         }
     }
-}
 
-/// What routing and framing need from a parsed head, copied out so the head's borrow of the
-/// read block ends before the response is written.
-#[derive(Clone, Copy, Debug)]
-struct Info {
-    route: Route,
-    head_only: bool,
-    head_len: usize,
-    framing: BodyFraming,
-    keep_alive: bool,
-    http10: bool,
-    expect_continue: bool,
-}
-
-/// Why `process` stopped.
-#[derive(Debug)]
-enum Stop {
-    Blocked(Blocked),
-    Close(CloseReason),
-}
-
-impl From<Blocked> for Stop {
-    fn from(b: Blocked) -> Self {
-        Stop::Blocked(b)
-    }
-}
-
-impl From<CloseReason> for Stop {
-    fn from(r: CloseReason) -> Self {
-        Stop::Close(r)
+    /// A body that cannot be consumed further (malformed, or over `--max-body`).
+    ///
+    /// While no byte of its request's response has been sent, that response is taken back
+    /// from the output and replaced by the fault's status with `Connection: close`: the
+    /// client learns why, and gets one well-formed answer to its request. Once the response
+    /// has started going out, nothing else can be said in-band: what is queued is sent, then
+    /// the connection closes, and `/stats` counts it (`late_body_faults`).
+    fn body_fault<F: FreeList>(
+        &mut self,
+        env: &mut Env<'_, F>,
+        fault: BodyFault,
+    ) -> Result<(), Blocked> {
+        let Phase::Body(body) = &self.phase else {
+            return Ok(());
+        };
+        match body.unsent_from() {
+            Some(start) => {
+                self.out.truncate(start);
+                self.refuse(env, fault.status())
+            }
+            None => {
+                WorkerCounters::add(&env.counters.late_body_faults, 1);
+                self.rbuf = None;
+                self.phase = Phase::Closing;
+                Ok(())
+            }
+        }
     }
 }

@@ -26,9 +26,13 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+mod answer;
+mod body;
 mod cli;
 mod config;
 mod conn;
+mod epoll;
+mod out_queue;
 mod routes;
 mod server;
 mod stats;

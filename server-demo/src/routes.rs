@@ -210,17 +210,14 @@ pub(crate) fn hello_json(out: &mut PoolBuf, r: &Reply<'_>) -> Result<(), NoRoom>
     )
 }
 
-/// The head of a `/echo` response. `len`: the request's Content-Length, or `None` for a
-/// chunked request, echoed as a chunked response (its length is unknown until it ends).
 /// The interim `100 Continue` that tells a waiting client to send its body.
 pub(crate) fn continue_100(out: &mut PoolBuf) {
     out.put_slice(CONTINUE_100);
 }
 
-pub(crate) fn echo_head(out: &mut PoolBuf, r: &Reply<'_>, len: Option<u64>, expect_continue: bool) {
-    if expect_continue {
-        out.put_slice(CONTINUE_100);
-    }
+/// The head of a `/echo` response. `len`: the request's Content-Length, or `None` for a
+/// chunked request, echoed as a chunked response (its length is unknown until it ends).
+pub(crate) fn echo_head(out: &mut PoolBuf, r: &Reply<'_>, len: Option<u64>) {
     let mut h = ResponseHead::new(out, 200);
     h.static_header(KnownHeader::ContentType, b"application/octet-stream");
     match len {

@@ -21,6 +21,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) io_errors: AtomicU64,
     pub(crate) pool_waits: AtomicU64,
     pub(crate) accept_backoffs: AtomicU64,
+    pub(crate) late_body_faults: AtomicU64,
 }
 
 impl WorkerCounters {
@@ -98,6 +99,12 @@ pub struct ServerStats {
     pub pool_waits: u64,
     /// Times accepting paused because the process ran out of file descriptors.
     pub accept_backoffs: u64,
+    /// Request bodies found malformed (or over `max_body`) after their response had started
+    /// going out: the connection was closed, the only signal left. (Before that, the request
+    /// is answered 400 or 413 instead, and counted in `bad_requests`.)
+    pub late_body_faults: u64,
+    /// What moves the bytes for the connection core: `epoll`.
+    pub driver: &'static str,
     /// The pool.
     pub pool: PoolStats,
     /// Heap allocations since start, when an allocation counter is configured (`dhat-heap`).
@@ -124,7 +131,9 @@ pub(crate) fn snapshot(
         s.io_errors += w.io_errors.load(Relaxed);
         s.pool_waits += w.pool_waits.load(Relaxed);
         s.accept_backoffs += w.accept_backoffs.load(Relaxed);
+        s.late_body_faults += w.late_body_faults.load(Relaxed);
     }
+    s.driver = "epoll";
     s.pool = pool.stats().into();
     if let Some(count) = alloc_counter {
         let a = count();

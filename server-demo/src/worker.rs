@@ -17,7 +17,8 @@ use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::config::Config;
-use crate::conn::{CloseReason, Conn, Env, Next};
+use crate::conn::{CloseReason, Env};
+use crate::epoll::{EpollConn, Next};
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::{TimerKind, Timers};
@@ -61,7 +62,7 @@ pub(crate) struct Worker<F: FreeList> {
     id: usize,
     poll: Poll,
     listener: Option<TcpListener>,
-    conns: Vec<Conn>,
+    conns: Vec<EpollConn>,
     free: Vec<u32>,
     timers: Timers,
     slots: Vec<HeaderSlot>,
@@ -100,7 +101,7 @@ impl<F: FreeList> Worker<F> {
             .with_max_head_bytes(cfg.max_head)
             .with_max_headers(HEADER_SLOTS);
         let n = cfg.max_conns;
-        let conns = (0..n).map(|_| Conn::new(Parser::new(http))).collect();
+        let conns = (0..n).map(|_| EpollConn::new(Parser::new(http))).collect();
         // Lowest slot first: pop from the end.
         let free = (0..n as u32).rev().collect();
         let drain = cfg.idle_timeout.min(MAX_DRAIN);
@@ -131,10 +132,6 @@ impl<F: FreeList> Worker<F> {
             shared,
             cfg,
         })
-    }
-
-    fn counters(&self) -> &WorkerCounters {
-        &self.shared.counters[self.id]
     }
 
     /// The event loop; returns once shut down and every connection is closed.
@@ -274,10 +271,10 @@ impl<F: FreeList> Worker<F> {
                 }
             }
         }
-        if shutting_down && conn.is_idle() {
+        if shutting_down && conn.conn.is_idle() {
             return self.close(slot, CloseReason::Done);
         }
-        let want = conn.timer_kind();
+        let want = conn.conn.timer_kind();
         // The header deadline runs from the first byte of the head and is never extended;
         // the progress deadline moves with the bytes read or written.
         if self.timers.kind(slot) != Some(want) {
@@ -324,22 +321,11 @@ impl<F: FreeList> Worker<F> {
             if self.conns.get(slot).map_or(true, |c| c.sock.is_none()) {
                 continue;
             }
-            match kind {
-                TimerKind::Header => {
-                    WorkerCounters::add(&self.counters().header_timeouts, 1);
-                    let mut env = env!(self, slot, true);
-                    if self.conns[slot].head_timed_out(&mut env) {
-                        WorkerCounters::add(&self.shared.counters[self.id].requests, 1);
-                        self.run_conn(slot, now);
-                    } else {
-                        self.close(slot, CloseReason::Done);
-                    }
-                }
-                TimerKind::Idle => {
-                    WorkerCounters::add(&self.counters().idle_timeouts, 1);
-                    self.close(slot, CloseReason::Done);
-                }
-                TimerKind::Drain => self.close(slot, CloseReason::Done),
+            let mut env = env!(self, slot, true);
+            if self.conns[slot].conn.expire(&mut env, kind) {
+                self.run_conn(slot, now);
+            } else {
+                self.close(slot, CloseReason::Done);
             }
         }
     }
@@ -437,7 +423,7 @@ impl<F: FreeList> Worker<F> {
             if conn.sock.is_none() {
                 continue;
             }
-            if conn.is_idle() {
+            if conn.conn.is_idle() {
                 self.close(slot, CloseReason::Done);
             }
         }
