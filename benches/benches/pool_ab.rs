@@ -1,14 +1,21 @@
-//! The pool's free-list strategies (shared queue, shared stack, a local cache over each)
-//! against their yardsticks, in one run:
+//! The pool's free-list strategies (shared queue, shared stack, and over each a `LocalCache` and
+//! the per-thread cache reached through `Pool::get_local`) against their yardsticks, in one run:
 //! `cargo bench -p bufslab-benches --bench 'pool_ab*'` (this binary runs glibc's allocator;
 //! `pool_ab_jemalloc` and `pool_ab_mimalloc` are the sibling binaries). `BENCHMARKS.md` has the
 //! figures, `pool/README.md` how to read them.
 
 mod common;
 
-use bufslab::{QueueFreeList, StackFreeList};
+use bufslab::{FreeList, Pool, PoolBuf, QueueFreeList, StackFreeList};
 use common::*;
 use criterion::{criterion_group, criterion_main, Criterion};
+
+/// `Pool::get_local`: the calling thread's cache found through the thread, as a task of a
+/// multi-thread runtime rents.
+fn via_thread<F: FreeList>(pool: &Pool<F>) -> Pooled<impl Fn() -> Result<PoolBuf, bufslab::Error>> {
+    let pool = pool.clone();
+    Pooled(move || pool.get_local(BLOCK))
+}
 
 fn pool_benches(c: &mut Criterion) {
     allocator_yardstick(c, "glibc_vec");
@@ -19,8 +26,12 @@ fn pool_benches(c: &mut Criterion) {
     let stack = bench_pool::<StackFreeList>();
     let cached_queue = bench_pool::<QueueFreeList>();
     let cached_stack = bench_pool::<StackFreeList>();
+    let thread_queue = bench_pool::<QueueFreeList>();
+    let thread_stack = bench_pool::<StackFreeList>();
 
-    // Every single-thread scenario runs the same six contenders.
+    // Every single-thread scenario runs the same eight contenders. The `thread_*` ones run last
+    // and release this thread's caches after, so that the shared pools' returns never walk
+    // past them.
     macro_rules! single_thread {
         ($group:literal, $scenario:ident) => {{
             let mut g = c.benchmark_group($group);
@@ -30,6 +41,10 @@ fn pool_benches(c: &mut Criterion) {
             $scenario(&mut g, "stack", &shared(&stack));
             $scenario(&mut g, "local_queue", &local(&cached_queue));
             $scenario(&mut g, "local_stack", &local(&cached_stack));
+            $scenario(&mut g, "thread_queue", &via_thread(&thread_queue));
+            $scenario(&mut g, "thread_stack", &via_thread(&thread_stack));
+            thread_queue.release_local();
+            thread_stack.release_local();
             g.finish();
         }};
     }
@@ -44,6 +59,8 @@ fn pool_benches(c: &mut Criterion) {
     two_threads(&mut g, "stack", || shared(&stack));
     two_threads(&mut g, "local_queue", || local(&cached_queue));
     two_threads(&mut g, "local_stack", || local(&cached_stack));
+    two_threads(&mut g, "thread_queue", || via_thread(&thread_queue));
+    two_threads(&mut g, "thread_stack", || via_thread(&thread_stack));
     g.finish();
 
     // The consumer thread has no cache: every block takes the remote-return path.
@@ -54,6 +71,8 @@ fn pool_benches(c: &mut Criterion) {
     cross_thread(&mut g, "stack", || shared(&stack));
     cross_thread(&mut g, "local_queue", || local(&cached_queue));
     cross_thread(&mut g, "local_stack", || local(&cached_stack));
+    cross_thread(&mut g, "thread_queue", || via_thread(&thread_queue));
+    cross_thread(&mut g, "thread_stack", || via_thread(&thread_stack));
     g.finish();
 }
 

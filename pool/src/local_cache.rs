@@ -94,6 +94,31 @@ impl<F: FreeList> Pool<F> {
         self.rent_local(len, false)
     }
 
+    /// Ends the calling thread's hold on its cache of this pool (the one
+    /// [`get_local`](Self::get_local) made): the cache's blocks go back to the shared free
+    /// list, unless a [`LocalCache`] handle on this thread still uses the cache. The next
+    /// `get_local` on the thread makes a new one.
+    ///
+    /// Thread exit does this anyway; call it on a thread that stops serving the pool but lives
+    /// on, or before reading [`stats`](Self::stats) that should not count the thread's cache.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = bufslab::Pool::new();
+    /// drop(pool.get_local(100)?);
+    /// assert!(pool.class_stats(0).unwrap().cached_blocks > 0);
+    /// pool.release_local();
+    /// assert_eq!(pool.class_stats(0).unwrap().cached_blocks, 0);
+    /// # Ok::<(), bufslab::Error>(())
+    /// ```
+    pub fn release_local(&self) {
+        if let Some(local) = thread_cache::find(self.shared().id()) {
+            // SAFETY: listed caches are live and owned by this thread.
+            unsafe { Local::release_by_thread(local) };
+        }
+    }
+
     #[inline(always)]
     fn rent_local(&self, len: usize, grow: bool) -> Result<PoolBuf, Error> {
         let shared = self.shared();

@@ -199,6 +199,19 @@ impl Local {
         }
     }
 
+    /// Ends the thread's hold on the cache, if it has one; the last holder frees the cache.
+    ///
+    /// # Safety
+    /// `local` is a live cache of this thread.
+    pub(crate) unsafe fn release_by_thread(local: NonNull<Local>) {
+        // SAFETY: live, per the caller.
+        let l = unsafe { local.as_ref() };
+        if l.held_by_thread.replace(false) && l.handles.get() == 0 {
+            // SAFETY: no holder is left.
+            unsafe { Local::close(local) };
+        }
+    }
+
     /// Drops one `LocalCache` handle; the last holder frees the cache.
     ///
     /// # Safety
@@ -277,12 +290,9 @@ fn release_held(which: impl Fn(&Local) -> bool) {
         // cache may be freed.
         let l = unsafe { local.as_ref() };
         p = l.next.get();
-        if l.held_by_thread.get() && which(l) {
-            l.held_by_thread.set(false);
-            if l.handles.get() == 0 {
-                // SAFETY: no holder is left.
-                unsafe { Local::close(local) };
-            }
+        if which(l) {
+            // SAFETY: listed, so live and this thread's; not used after this call.
+            unsafe { Local::release_by_thread(local) };
         }
     }
 }

@@ -171,3 +171,29 @@ fn try_get_local_does_not_grow() {
     assert_eq!(pool.stats().slabs, 2);
     assert_eq!(pool.stats().rented_blocks, 0);
 }
+
+#[test]
+fn release_local_sends_the_cache_home_but_keeps_a_handles_cache() {
+    let pool = small_pool();
+    let p = pool.clone();
+    thread::spawn(move || {
+        drop(p.get_local(1).unwrap());
+        assert!(p.class_stats(0).unwrap().cached_blocks > 0);
+        p.release_local();
+        assert_eq!(p.class_stats(0).unwrap().cached_blocks, 0);
+        p.release_local(); // nothing held: a no-op
+
+        let cache = p.local_cache();
+        drop(p.get_local(1).unwrap());
+        p.release_local();
+        assert!(
+            p.class_stats(0).unwrap().cached_blocks > 0,
+            "the handle still uses the cache"
+        );
+        drop(cache);
+        assert_eq!(p.class_stats(0).unwrap().cached_blocks, 0);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(pool.stats().rented_blocks, 0);
+}
