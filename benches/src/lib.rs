@@ -3,6 +3,10 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
+mod field_sum;
+
+pub use field_sum::{sum_bufslab, FieldSum};
+
 /// The codec fixtures, the project's reference request bytes (`http-codec/tests/fixtures/`):
 /// name and bytes, one request head each (`post_json` with its body after it).
 pub const FIXTURES: [(&str, &[u8]); 4] = [

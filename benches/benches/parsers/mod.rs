@@ -6,13 +6,17 @@
 //! (`http-codec/tests/fixtures/`): httparse gets `MaybeUninit` slots
 //! (`parse_with_uninit_headers`, the `Request` form of
 //! `ParserConfig::parse_request_with_uninit_headers`), picohttpparser-sys its `phr_header`
-//! array. bufslab additionally classifies every header name into `KnownHeader` and extracts the
-//! body framing (Content-Length / Transfer-Encoding / Host / Connection / Expect); the others
-//! do neither.
+//! array. After each head, every contender reads the same fields through its own API (method,
+//! target, version, every header name and value) into a [`FieldSum`], as a server would before
+//! using them: for bufslab-http that resolves each header slot's offsets into slices, for the
+//! others it dereferences the slices they handed out. bufslab additionally classifies every
+//! header name into `KnownHeader` and extracts the body framing (Content-Length /
+//! Transfer-Encoding / Host / Connection / Expect) while parsing; the others do neither.
 
 use std::hint::black_box;
 use std::mem::MaybeUninit;
 
+use bufslab_benches::{sum_bufslab, FieldSum};
 use bufslab_http::{HeaderSlot, Parser, Status};
 
 const SLOTS: usize = 64;
@@ -66,26 +70,35 @@ impl Contenders {
         }
     }
 
-    /// bufslab-http parses the `n` heads of `buf`, reading what a server reads of each.
+    /// bufslab-http parses the `n` heads of `buf`, reading every field of each, and the
+    /// framing and keep-alive it found while parsing.
     pub fn bufslab(&mut self, buf: &'static [u8], n: usize) -> usize {
         let (parser, slots) = (&mut self.parser, &mut self.slots);
         each_head(black_box(buf), n, |buf| match parser.parse(buf, slots) {
             Ok(Status::Complete(req)) => {
-                black_box((req.header_count(), req.framing(), req.keep_alive()));
+                black_box((sum_bufslab(&req), req.framing(), req.keep_alive()));
                 req.head_len()
             }
             _ => panic!("bufslab rejected a fixture"),
         })
     }
 
-    /// httparse parses the `n` heads of `buf`.
+    /// httparse parses the `n` heads of `buf`, reading every field of each.
     pub fn httparse(&mut self, buf: &'static [u8], n: usize) -> usize {
         let headers = &mut self.httparse;
         each_head(black_box(buf), n, |buf| {
             let mut req = httparse::Request::new(&mut []);
             match req.parse_with_uninit_headers(buf, headers) {
                 Ok(httparse::Status::Complete(len)) => {
-                    black_box(req.headers.len());
+                    let mut sum = FieldSum::default();
+                    sum.field(req.method.unwrap_or_default().as_bytes());
+                    sum.field(req.path.unwrap_or_default().as_bytes());
+                    sum.minor_version(req.version.unwrap_or_default());
+                    for h in req.headers.iter() {
+                        sum.field(h.name.as_bytes());
+                        sum.field(h.value);
+                    }
+                    black_box(sum.value());
                     len
                 }
                 _ => panic!("httparse rejected a fixture"),
@@ -93,7 +106,7 @@ impl Contenders {
         })
     }
 
-    /// picohttpparser parses the `n` heads of `buf`.
+    /// picohttpparser parses the `n` heads of `buf`, reading every field of each.
     pub fn pico(&mut self, buf: &'static [u8], n: usize) -> usize {
         let headers = &mut self.pico;
         each_head(black_box(buf), n, |buf| {
@@ -120,8 +133,34 @@ impl Contenders {
                 )
             };
             assert!(r > 0, "pico rejected a fixture");
-            black_box(num_headers);
+            let mut sum = FieldSum::default();
+            // SAFETY (each `slice`): picohttpparser points every field into `buf`, which lives
+            // for `'static`, and gives its length.
+            unsafe {
+                sum.field(slice(method, method_len));
+                sum.field(slice(path, path_len));
+                sum.minor_version(minor as u8);
+                for h in &headers[..num_headers] {
+                    sum.field(slice(h.name, h.name_len));
+                    sum.field(slice(h.value, h.value_len));
+                }
+            }
+            black_box(sum.value());
             r as usize
         })
     }
+}
+
+/// The bytes picohttpparser describes by a pointer and a length; empty for a null pointer (a
+/// header's name on an obs-fold continuation line).
+///
+/// # Safety
+/// A non-null `ptr` must point to `len` initialised bytes that live for `'static`.
+#[inline(always)]
+unsafe fn slice(ptr: *const std::ffi::c_char, len: usize) -> &'static [u8] {
+    if ptr.is_null() {
+        return &[];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(ptr.cast(), len) }
 }

@@ -14,7 +14,7 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use bufslab_benches::FIXTURES;
+use bufslab_benches::{sum_bufslab, FIXTURES};
 use bufslab_http::{HeaderSlot, Parser, Status};
 
 /// Parses `buf` `n` times, reading what a server reads of each head (as the codec bench does).
@@ -23,7 +23,7 @@ fn run(parser: &mut Parser, slots: &mut [HeaderSlot], buf: &[u8], n: usize) -> u
     let mut parsed = 0;
     for _ in 0..n {
         if let Ok(Status::Complete(req)) = parser.parse(black_box(buf), slots) {
-            black_box((req.header_count(), req.framing(), req.keep_alive()));
+            black_box((sum_bufslab(&req), req.framing(), req.keep_alive()));
             parsed += 1;
         }
     }
