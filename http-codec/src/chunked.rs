@@ -17,10 +17,26 @@ enum State {
     SizeStart,
     /// In the chunk-size digits.
     Size,
-    /// After the digits, in BWS before `;` or CR.
+    /// After the digits, in BWS that must lead to `;`.
     SizeWs,
-    /// Inside chunk extensions, until CR.
-    Ext,
+    /// After `;`: BWS, then an extension name.
+    ExtNameStart,
+    /// In an extension name (a token).
+    ExtName,
+    /// In BWS after a name: `=`, or `;` for the next extension.
+    ExtAfterName,
+    /// After `=`: BWS, then a token or a quoted-string.
+    ExtValueStart,
+    /// In a token value.
+    ExtToken,
+    /// Inside a quoted-string value.
+    ExtQuoted,
+    /// After a backslash inside a quoted-string.
+    ExtQuotedPair,
+    /// Right after a quoted-string's closing quote.
+    ExtAfterQuote,
+    /// In BWS after a value, which must lead to `;`.
+    ExtAfterValue,
     /// Saw CR of the size line.
     SizeLf,
     /// In chunk data (`remaining` > 0).
@@ -191,25 +207,19 @@ impl ChunkedDecoder {
                 }
                 None => self.after_size(b)?,
             },
-            // BWS is only allowed before ";" (chunk-ext = *( BWS ";" ... )).
-            State::SizeWs => match b {
-                b' ' | b'\t' => State::SizeWs,
-                b';' => State::Ext,
-                _ => return Err(Error::InvalidChunkSize),
-            },
-            State::Ext => {
-                self.ext_bytes += 1;
-                if self.ext_bytes > self.max_ext_bytes {
-                    return Err(Error::InvalidChunkExtension);
-                }
-                match b {
-                    b'\r' => State::SizeLf,
-                    // chunk-ext is tokens, quoted-strings and BWS: no controls but HTAB.
-                    b'\t' => State::Ext,
-                    0x00..=0x1f | 0x7f => return Err(Error::InvalidChunkExtension),
-                    _ => State::Ext,
-                }
-            }
+            // chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+            // (RFC 9112 §7.1.1): whitespace only where a `;` or `=` may follow, and the line
+            // ends right after a name or a value.
+            State::SizeWs
+            | State::ExtNameStart
+            | State::ExtName
+            | State::ExtAfterName
+            | State::ExtValueStart
+            | State::ExtToken
+            | State::ExtQuoted
+            | State::ExtQuotedPair
+            | State::ExtAfterQuote
+            | State::ExtAfterValue => self.extension(b)?,
             State::SizeLf => match b {
                 b'\n' if self.remaining == 0 => State::TrailerStart,
                 b'\n' => State::Data,
@@ -263,14 +273,98 @@ impl ChunkedDecoder {
         Ok(())
     }
 
-    /// After the size digits: BWS, then `;` (extensions) or CR.
+    /// After the size digits: BWS, `;` (extensions) or CR.
     #[inline]
     fn after_size(&mut self, b: u8) -> Result<State, Error> {
         match b {
-            b' ' | b'\t' => Ok(State::SizeWs),
-            b';' => Ok(State::Ext),
+            b' ' | b'\t' => self.count_extension().map(|()| State::SizeWs),
+            b';' => self.count_extension().map(|()| State::ExtNameStart),
             b'\r' => Ok(State::SizeLf),
             _ => Err(Error::InvalidChunkSize),
+        }
+    }
+
+    /// One byte of BWS-before-`;` or of chunk extensions. Only whitespace after the size can
+    /// be a malformed size line (`5 ` then CR); everything later is a malformed extension.
+    #[inline(never)]
+    fn extension(&mut self, b: u8) -> Result<State, Error> {
+        self.count_extension()?;
+        let ws = b == b' ' || b == b'\t';
+        let tchar = TCHAR[b as usize];
+        let next = match self.state {
+            State::SizeWs => match b {
+                _ if ws => State::SizeWs,
+                b';' => State::ExtNameStart,
+                _ => return Err(Error::InvalidChunkSize),
+            },
+            State::ExtNameStart => match b {
+                _ if ws => State::ExtNameStart,
+                _ if tchar => State::ExtName,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            State::ExtName => match b {
+                _ if tchar => State::ExtName,
+                _ if ws => State::ExtAfterName,
+                b'=' => State::ExtValueStart,
+                b';' => State::ExtNameStart,
+                b'\r' => State::SizeLf,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            State::ExtAfterName => match b {
+                _ if ws => State::ExtAfterName,
+                b'=' => State::ExtValueStart,
+                b';' => State::ExtNameStart,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            State::ExtValueStart => match b {
+                _ if ws => State::ExtValueStart,
+                _ if tchar => State::ExtToken,
+                b'"' => State::ExtQuoted,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            State::ExtToken => match b {
+                _ if tchar => State::ExtToken,
+                _ if ws => State::ExtAfterValue,
+                b';' => State::ExtNameStart,
+                b'\r' => State::SizeLf,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text (RFC 9110 §5.6.4)
+            State::ExtQuoted => match b {
+                b'"' => State::ExtAfterQuote,
+                b'\\' => State::ExtQuotedPair,
+                b'\t' | b' '..=b'~' | 0x80..=0xff => State::ExtQuoted,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            // quoted-pair = "\" ( HTAB / SP / VCHAR / obs-text )
+            State::ExtQuotedPair => match b {
+                b'\t' | b' '..=b'~' | 0x80..=0xff => State::ExtQuoted,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            State::ExtAfterQuote => match b {
+                _ if ws => State::ExtAfterValue,
+                b';' => State::ExtNameStart,
+                b'\r' => State::SizeLf,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            State::ExtAfterValue => match b {
+                _ if ws => State::ExtAfterValue,
+                b';' => State::ExtNameStart,
+                _ => return Err(Error::InvalidChunkExtension),
+            },
+            _ => return Err(Error::InvalidChunkExtension),
+        };
+        Ok(next)
+    }
+
+    /// Counts one byte against the per-body extension limit.
+    #[inline]
+    fn count_extension(&mut self) -> Result<(), Error> {
+        self.ext_bytes += 1;
+        if self.ext_bytes > self.max_ext_bytes {
+            Err(Error::InvalidChunkExtension)
+        } else {
+            Ok(())
         }
     }
 

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::header_name::KnownHeader;
 use crate::request::{flags, BodyFraming, Version};
 use crate::scan::{eq_fold, is_token, list_elements, trim_ows};
+use crate::uri::{valid_authority, Port};
 
 /// The headers [`Framing::header`] interprets, indexed by `KnownHeader` discriminant.
 static FRAMING_HEADERS: [bool; 256] = {
@@ -72,8 +73,10 @@ impl Framing {
                 if self.host.is_some() {
                     return Err(Error::MultipleHost);
                 }
-                // Scanned in the whole buffer so that the vector loads can run past the value.
-                if !crate::simd::all_host_chars(view, vs, ve) {
+                // RFC 9112 §3.2: `uri-host [ ":" port ]`. Scanned in the whole buffer so that
+                // the vector loads can run past the value; rarer shapes (IP-literals,
+                // percent-encodings, anything invalid) get the exact grammar.
+                if !crate::simd::plain_host(view, vs, ve) && !valid_authority(v, Port::Optional) {
                     return Err(Error::InvalidHost);
                 }
                 self.host = Some(index as u32);
@@ -194,11 +197,12 @@ fn content_length_list(v: &[u8]) -> Result<u64, Error> {
 }
 
 /// Folds one Transfer-Encoding field line into the TE state (RFC 9112 §6.1): a list of
-/// `transfer-coding`s; `chunked` at most once and, at the end of all lines, last.
+/// `transfer-coding`s; `chunked` at most once and, at the end of all lines, last. Empty list
+/// elements are ignored (RFC 9110 §5.6.1), also a whole empty line, which combines with the
+/// others as `, chunked` would; a Transfer-Encoding with no coding at all is rejected in
+/// [`Framing::finish`] (chunked is not last).
 fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
-    let mut any = false;
     for coding in list_elements(v) {
-        any = true;
         if eq_fold(coding, b"chunked") {
             if te & TE_CHUNKED != 0 {
                 // "A sender MUST NOT apply the chunked transfer coding more than once."
@@ -214,9 +218,6 @@ fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
             }
             te = (te | TE_OTHER) & !TE_CHUNKED_LAST;
         }
-    }
-    if !any {
-        return Err(Error::InvalidTransferEncoding);
     }
     Ok(te | TE_SEEN)
 }

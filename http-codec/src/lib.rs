@@ -76,6 +76,7 @@ mod scan;
 // The only module allowed `unsafe`: SSE2 loads, each argued sound in the module docs.
 #[allow(unsafe_code)]
 mod simd;
+mod uri;
 
 pub use body::{BodyDecoder, LengthDecoder};
 pub use chunked::ChunkedDecoder;

@@ -19,8 +19,9 @@ use crate::error::Error;
 use crate::framing::{is_framing_header, Framing};
 use crate::header_name::classify_token;
 use crate::request::{BodyFraming, HeaderSlot, Method, Request, TargetForm, Version};
-use crate::scan::{find_non_tchar, ows_bounds, HOST_CHAR, SCHEME_CHAR};
+use crate::scan::{find_non_tchar, ows_bounds, SCHEME_CHAR};
 use crate::simd::{find_non_vchar, scan_field_line};
+use crate::uri::{valid_absolute, valid_authority, Port};
 
 /// The result of a successful parse call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,6 +305,11 @@ impl Parser {
         let version = match v {
             _ if word == u64::from_le_bytes(*b"HTTP/1.1") => Version::Http11,
             _ if word == u64::from_le_bytes(*b"HTTP/1.0") => Version::Http10,
+            // RFC 9112 §2.3, RFC 9110 §6.2: a higher minor version of HTTP/1 is processed as
+            // the highest one implemented.
+            [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor] if minor.is_ascii_digit() => {
+                Version::Http11
+            }
             [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
                 if major.is_ascii_digit() && minor.is_ascii_digit() =>
             {
@@ -495,28 +501,18 @@ fn other_target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> 
     match t.first() {
         // §3.2.4: asterisk-form only with OPTIONS.
         Some(b'*') if t.len() == 1 && method == Method::Options => Ok(TargetForm::Asterisk),
-        // §3.2.3: authority-form (host ":" port) only, and always, with CONNECT.
-        Some(_) if connect => {
-            let colon = t
-                .iter()
-                .rposition(|&b| b == b':')
-                .ok_or(Error::InvalidTarget)?;
-            let (host, port) = (&t[..colon], &t[colon + 1..]);
-            let ok = !host.is_empty()
-                && host.iter().all(|&b| HOST_CHAR[b as usize])
-                && !port.is_empty()
-                && port.iter().all(u8::is_ascii_digit);
-            if ok {
-                Ok(TargetForm::Authority)
-            } else {
-                Err(Error::InvalidTarget)
-            }
-        }
-        // §3.2.2: absolute-form, `scheme ":" ...` (RFC 3986 §3.1).
+        // §3.2.3: authority-form (uri-host ":" port) only, and always, with CONNECT.
+        Some(_) if connect => match valid_authority(t, Port::Required) {
+            true => Ok(TargetForm::Authority),
+            false => Err(Error::InvalidTarget),
+        },
+        // §3.2.2: absolute-form, `scheme ":" ...` (RFC 3986 §3.1), with a valid authority.
         Some(b) if b.is_ascii_alphabetic() => {
             let colon = t.iter().position(|&b| !SCHEME_CHAR[b as usize]);
             match colon {
-                Some(c) if t.get(c) == Some(&b':') => Ok(TargetForm::Absolute),
+                Some(c) if t.get(c) == Some(&b':') && valid_absolute(t) => {
+                    Ok(TargetForm::Absolute)
+                }
                 _ => Err(Error::InvalidTarget),
             }
         }

@@ -1,6 +1,7 @@
 //! The parsed request: a zero-copy view over the caller's buffer and header slots.
 
 use crate::header_name::{HeaderName, KnownHeader};
+use crate::uri::split_absolute;
 
 /// The request method (RFC 9110 §9). Methods are case-sensitive, so `get` is an extension
 /// method, not `GET`.
@@ -267,20 +268,70 @@ impl<'b, 'h> Request<'b, 'h> {
         self.target
     }
 
-    /// The request-target up to (not including) `?`, for routing.
+    /// The path, for routing: the request-target up to (not including) `?`. For an
+    /// absolute-form target (`http://host:port/p?q`, RFC 9112 §3.2.2) it is the target's path
+    /// (`/p`), or `/` when the path is empty; for authority-form and asterisk-form, the whole
+    /// target.
+    ///
+    /// ```
+    /// use bufslab_http::{parse_request, HeaderSlot};
+    /// let mut slots = [HeaderSlot::EMPTY; 4];
+    /// let buf = b"GET http://example.com:8080/a/b?c HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    /// let req = parse_request(buf, &mut slots)?.complete().unwrap();
+    /// assert_eq!(req.path(), b"/a/b");
+    /// assert_eq!(req.query(), Some(&b"c"[..]));
+    /// assert_eq!(req.authority(), Some(&b"example.com:8080"[..]));
+    /// # Ok::<(), bufslab_http::Error>(())
+    /// ```
     #[must_use]
+    #[inline]
     pub fn path(&self) -> &'b [u8] {
-        match self.target.iter().position(|&b| b == b'?') {
-            Some(q) => self.target.get(..q).unwrap_or_default(),
-            None => self.target,
+        let t = self.path_and_query();
+        let path = match t.iter().position(|&b| b == b'?') {
+            Some(q) => t.get(..q).unwrap_or_default(),
+            None => t,
+        };
+        if path.is_empty() {
+            // Only an absolute-form target can get here (every other form is non-empty and
+            // does not start with `?`): its empty path means `/` (RFC 9112 §3.2.1).
+            b"/"
+        } else {
+            path
         }
     }
 
-    /// The query after `?`, if any.
+    /// The query after `?`, if any (also of an absolute-form target).
     #[must_use]
+    #[inline]
     pub fn query(&self) -> Option<&'b [u8]> {
-        let q = self.target.iter().position(|&b| b == b'?')?;
-        self.target.get(q + 1..)
+        let t = self.path_and_query();
+        let q = t.iter().position(|&b| b == b'?')?;
+        t.get(q + 1..)
+    }
+
+    /// The authority the target names: the `host[:port]` of an absolute-form target, or the
+    /// whole authority-form target of CONNECT; `None` for origin-form and asterisk-form.
+    ///
+    /// RFC 9112 §3.2.2: when the target has an authority, it replaces the Host field (which
+    /// is still required and checked), so the authority a request is for is
+    /// `req.authority().or(req.host())`.
+    #[must_use]
+    pub fn authority(&self) -> Option<&'b [u8]> {
+        match self.form {
+            TargetForm::Absolute => split_absolute(self.target).0,
+            TargetForm::Authority => Some(self.target),
+            TargetForm::Origin | TargetForm::Asterisk => None,
+        }
+    }
+
+    /// The target without an absolute-form's scheme and authority.
+    #[inline(always)]
+    fn path_and_query(&self) -> &'b [u8] {
+        if self.form == TargetForm::Absolute {
+            split_absolute(self.target).1
+        } else {
+            self.target
+        }
     }
 
     /// The form of the request-target.

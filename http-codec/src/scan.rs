@@ -31,12 +31,11 @@ pub(crate) static TCHAR: [bool; 256] = byte_table!(|b| matches!(b,
     b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`'
     | b'|' | b'~' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z'));
 
-/// Bytes allowed in a Host value (RFC 9112 §3.2 → RFC 3986 §3.2.2 `uri-host [":" port]`):
-/// unreserved, pct-encoded, sub-delims, ':' and the IP-literal brackets.
-pub(crate) static HOST_CHAR: [bool; 256] = byte_table!(|b| matches!(b,
-    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'%'
-    | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
-    | b':' | b'[' | b']'));
+/// `unreserved / sub-delims` (RFC 3986 §2.2, §2.3): a reg-name's bytes besides
+/// percent-encodings, and so nearly every Host value's.
+pub(crate) static REG_NAME_CHAR: [bool; 256] = byte_table!(|b| matches!(b,
+    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~'
+    | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='));
 
 /// Bytes of a URI scheme after the first letter (RFC 3986 §3.1).
 pub(crate) static SCHEME_CHAR: [bool; 256] = byte_table!(|b| matches!(b,
@@ -201,11 +200,11 @@ pub(crate) fn find_non_tchar(buf: &[u8], i: usize) -> usize {
     find_not_in(&TCHAR, buf, i)
 }
 
-/// Index of the first byte at or after `i` that is not allowed in a Host value, or
-/// `buf.len()`: the portable Host scan.
+/// Index of the first byte at or after `i` that is not a [`REG_NAME_CHAR`], or `buf.len()`:
+/// the portable Host scan.
 #[inline(always)]
-pub(crate) fn find_non_host(buf: &[u8], i: usize) -> usize {
-    find_not_in(&HOST_CHAR, buf, i)
+pub(crate) fn find_non_reg_name(buf: &[u8], i: usize) -> usize {
+    find_not_in(&REG_NAME_CHAR, buf, i)
 }
 
 /// The 8 bytes at `at` as a little-endian word, or 0 when fewer remain.

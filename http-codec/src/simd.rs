@@ -68,11 +68,11 @@ mod x86 {
         }
     }
 
-    /// Lane mask of bytes that are not allowed in a Host value (`scan::HOST_CHAR`): four
-    /// ranges and five single bytes.
+    /// Lane mask of bytes that are not `unreserved / sub-delims` (`scan::REG_NAME_CHAR`): four
+    /// ranges and six single bytes.
     #[inline(always)]
     #[allow(unused_unsafe)]
-    pub(super) fn non_host_mask(c: &[u8; 16]) -> u32 {
+    pub(super) fn non_reg_name_mask(c: &[u8; 16]) -> u32 {
         let v = load(c);
         // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
         unsafe {
@@ -83,14 +83,14 @@ mod x86 {
                 _mm_cmplt_epi8(x, _mm_set1_epi8((0x80 + (hi - lo) as i32 + 1) as u8 as i8))
             };
             let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-            // `$`..=`.`, digits `:` `;`, `A`..=`[`, letters; then `!` `=` `]` `_` `~`.
+            // `&`..=`.`, digits, upper and lower case letters; then `!` `$` `;` `=` `_` `~`.
             let ranges = _mm_or_si128(
-                _mm_or_si128(range(b'$', b'.'), range(b'0', b';')),
-                _mm_or_si128(range(b'A', b'['), range(b'a', b'z')),
+                _mm_or_si128(range(b'&', b'.'), range(b'0', b'9')),
+                _mm_or_si128(range(b'A', b'Z'), range(b'a', b'z')),
             );
             let singles = _mm_or_si128(
-                _mm_or_si128(eq(b'!'), eq(b'=')),
-                _mm_or_si128(_mm_or_si128(eq(b']'), eq(b'_')), eq(b'~')),
+                _mm_or_si128(_mm_or_si128(eq(b'!'), eq(b'$')), eq(b';')),
+                _mm_or_si128(_mm_or_si128(eq(b'='), eq(b'_')), eq(b'~')),
             );
             !(_mm_movemask_epi8(_mm_or_si128(ranges, singles)) as u32) & 0xffff
         }
@@ -158,7 +158,7 @@ fn find16(
 
 // Off x86-64 the scanners are the portable ones themselves.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) use crate::scan::{find_ctl, find_non_host, find_non_vchar, find_not_alnum_dash};
+pub(crate) use crate::scan::{find_ctl, find_non_reg_name, find_non_vchar, find_not_alnum_dash};
 
 /// Index of the first control byte (`< 0x20`, HTAB included) or DEL at or after `i`.
 #[cfg(target_arch = "x86_64")]
@@ -174,11 +174,11 @@ pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
     find16(buf, i, x86::non_vchar_mask, crate::scan::find_non_vchar)
 }
 
-/// Index of the first byte at or after `i` that is not allowed in a Host value.
+/// Index of the first byte at or after `i` that is not `unreserved / sub-delims`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn find_non_host(buf: &[u8], i: usize) -> usize {
-    find16(buf, i, x86::non_host_mask, crate::scan::find_non_host)
+pub(crate) fn find_non_reg_name(buf: &[u8], i: usize) -> usize {
+    find16(buf, i, x86::non_reg_name_mask, crate::scan::find_non_reg_name)
 }
 
 /// Index of the first byte at or after `i` that is not `[A-Za-z0-9-]`.
@@ -248,12 +248,20 @@ pub(crate) fn find_ctl_but_tab(buf: &[u8], mut i: usize) -> usize {
     }
 }
 
-/// Whether every byte of `buf[start..end]` is allowed in a Host value (`scan::HOST_CHAR`).
+/// Whether `buf[start..end]` is a Host value of the common shape: `unreserved / sub-delims`
+/// bytes (a reg-name without percent-encodings), then maybe `:` and port digits. Such a
+/// value is valid `uri-host [ ":" port ]`; anything else needs `crate::uri`'s exact check.
 /// The scan may look past `end`, which only costs time: in the parser the byte at `end` is
 /// OWS or a control byte, so a Host value of up to 16 bytes takes one vector compare.
 #[inline(always)]
-pub(crate) fn all_host_chars(buf: &[u8], start: usize, end: usize) -> bool {
-    find_non_host(buf, start) >= end.min(buf.len())
+pub(crate) fn plain_host(buf: &[u8], start: usize, end: usize) -> bool {
+    let end = end.min(buf.len());
+    let p = find_non_reg_name(buf, start);
+    p >= end
+        || (buf.get(p) == Some(&b':')
+            && buf
+                .get(p + 1..end)
+                .is_some_and(|port| port.iter().all(u8::is_ascii_digit)))
 }
 
 #[cfg(test)]
@@ -327,8 +335,8 @@ mod tests {
         #[test]
         fn simd_matches_scalar_host((buf, i) in bufs()) {
             prop_assert_eq!(
-                find_non_host(&buf, i),
-                crate::scan::find_non_host(&buf, i).max(i.min(buf.len()))
+                find_non_reg_name(&buf, i),
+                crate::scan::find_non_reg_name(&buf, i).max(i.min(buf.len()))
             );
         }
 
@@ -352,10 +360,12 @@ mod tests {
             );
             for end in [i, i + 3, i + 17, buf.len()] {
                 let part = buf.get(i..end.min(buf.len())).unwrap_or_default();
-                prop_assert_eq!(
-                    all_host_chars(&buf, i, end),
-                    part.iter().all(|&b| crate::scan::HOST_CHAR[b as usize])
-                );
+                let reg = |s: &[u8]| s.iter().all(|&b| crate::scan::REG_NAME_CHAR[b as usize]);
+                let plain = match part.iter().position(|&b| b == b':') {
+                    Some(c) => reg(&part[..c]) && part[c + 1..].iter().all(u8::is_ascii_digit),
+                    None => reg(part),
+                };
+                prop_assert_eq!(plain_host(&buf, i, end), plain);
             }
         }
     }
@@ -391,8 +401,8 @@ mod tests {
                             (exp(!crate::scan::TCHAR[b as usize]), exp(is_value_stop(b)))
                         );
                         assert_eq!(
-                            find_non_host(&buf, i),
-                            exp(!crate::scan::HOST_CHAR[b as usize])
+                            find_non_reg_name(&buf, i),
+                            exp(!crate::scan::REG_NAME_CHAR[b as usize])
                         );
                     }
                 }

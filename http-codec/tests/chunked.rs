@@ -4,9 +4,21 @@
 use bufslab_http::{BodyDecoder, BodyFraming, ChunkedDecoder, Config, Error};
 use proptest::prelude::*;
 
+#[path = "common/chunked_ref.rs"]
+mod chunked_ref;
+use chunked_ref::{recognise, Verdict};
+
 /// Decodes `input` fed in pieces cut at `cuts`; returns (body, bytes consumed, done).
 fn decode_split(input: &[u8], cuts: &[usize]) -> Result<(Vec<u8>, usize, bool), Error> {
-    let mut dec = ChunkedDecoder::new();
+    decode_split_with(ChunkedDecoder::new(), input, cuts)
+}
+
+/// [`decode_split`] with a given decoder.
+fn decode_split_with(
+    mut dec: ChunkedDecoder,
+    input: &[u8],
+    cuts: &[usize],
+) -> Result<(Vec<u8>, usize, bool), Error> {
     let mut body = Vec::new();
     let mut pos = 0; // consumed so far
     for &end in cuts.iter().chain(std::iter::once(&input.len())) {
@@ -57,6 +69,31 @@ const VALID: &[(&str, &[u8], &[u8])] = &[
         "9112 §7.1.1 BWS before extension",
         b"5 ;a=\"q s\"\r\nhello\r\n0\t;x\r\n\r\n",
         b"hello",
+    ),
+    (
+        "9112 §7.1.1 BWS around ; and =, quoted value",
+        b"2 ; a=\"x\"\r\naa\r\n0\r\n\r\n",
+        b"aa",
+    ),
+    (
+        "9112 §7.1.1 token value, then quoted value with a quoted-pair",
+        b"2;a=b;c=\"d\\\"e\"\r\naa\r\n0\r\n\r\n",
+        b"aa",
+    ),
+    (
+        "9112 §7.1.1 BWS before = and after it, tabs",
+        b"2;a\t=\t b ;c\r\naa\r\n0\r\n\r\n",
+        b"aa",
+    ),
+    (
+        "9110 §5.6.4 quoted-string with ; , = SP HTAB and obs-text",
+        b"2;a=\"; ,=\t\x80\xff\"\r\naa\r\n0\r\n\r\n",
+        b"aa",
+    ),
+    (
+        "9112 §7.1.3 trailers that name framing fields are discarded",
+        b"2\r\naa\r\n0\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+        b"aa",
     ),
     (
         "9112 §7.1.2 trailer fields",
@@ -149,6 +186,71 @@ const INVALID: &[(&str, &[u8], Error)] = &[
         "9112 §7.1 data with bare LF",
         b"5\r\nhello\n0\r\n\r\n",
         Error::InvalidChunkTerminator,
+    ),
+    (
+        "9112 §7.1.1 ; without a name",
+        b"2;\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 = without a name",
+        b"2;=x\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 = without a value",
+        b"2;a=\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 unterminated quoted-string",
+        b"2;a=\"x\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 two tokens in a value",
+        b"2;a=b c\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 delimiter in a name",
+        b"2;a@b\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 quoted-string running over the line end",
+        b"5;a=\"abc\";b=\"def; ghi\r\nhello\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 whitespace after the last extension",
+        b"2;a=b \r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 whitespace after a name",
+        b"2;a \r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 ; ; empty extension",
+        b"2;a;;b\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9110 §5.6.4 DEL in a quoted-string",
+        b"2;a=\"\x7f\"\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9110 §5.6.4 quoted-pair escaping a control byte",
+        b"2;a=\"\\\x01\"\r\naa\r\n0\r\n\r\n",
+        Error::InvalidChunkExtension,
+    ),
+    (
+        "9112 §7.1.1 extension on the last chunk is checked too",
+        b"0;=\r\n\r\n",
+        Error::InvalidChunkExtension,
     ),
     (
         "9112 §7.1.1 control byte in extension",
@@ -294,5 +396,109 @@ proptest! {
     fn arbitrary_input_split_independent(input in proptest::collection::vec(any::<u8>(), 0..64), k in 0usize..64) {
         let whole = decode_split(&input, &[]);
         prop_assert_eq!(decode_split(&input, &[k]), whole);
+    }
+}
+
+/// Bytes that exercise every transition of the extension grammar, and some that break it.
+fn ext_byte() -> impl Strategy<Value = u8> {
+    prop_oneof![
+        6 => prop::sample::select(b";=\" \ta".to_vec()),
+        2 => prop::sample::select(b"\\bZ9!~,@()[]{}/:".to_vec()),
+        1 => prop::sample::select(vec![0u8, 0x01, 0x7f, 0x80, 0xff, b'\r', b'\n']),
+    ]
+}
+
+/// A chunked body whose size lines carry arbitrary extension bytes (and whose other parts are
+/// mostly valid, sometimes not).
+fn body_with_extensions() -> impl Strategy<Value = Vec<u8>> {
+    let chunk = (
+        1usize..6,
+        0usize..3,
+        proptest::collection::vec(ext_byte(), 0..14),
+    );
+    (
+        proptest::collection::vec(chunk, 0..3),
+        proptest::collection::vec(ext_byte(), 0..10),
+        prop::sample::select(vec![
+            &b""[..],
+            b"X: 1\r\n",
+            b"Content-Length: 9\r\n",
+            b"X:\x01\r\n",
+        ]),
+    )
+        .prop_map(|(chunks, last_ext, trailer)| {
+            let mut wire = Vec::new();
+            for (len, zeros, ext) in chunks {
+                wire.extend_from_slice("0".repeat(zeros).as_bytes());
+                wire.extend_from_slice(format!("{len:x}").as_bytes());
+                wire.extend_from_slice(&ext);
+                wire.extend_from_slice(b"\r\n");
+                wire.extend_from_slice(&b"abcdef"[..len]);
+                wire.extend_from_slice(b"\r\n");
+            }
+            wire.extend_from_slice(b"0");
+            wire.extend_from_slice(&last_ext);
+            wire.extend_from_slice(b"\r\n");
+            wire.extend_from_slice(trailer);
+            wire.extend_from_slice(b"\r\nNEXT");
+            wire
+        })
+}
+
+/// The decoder's verdict on `input` cut at `cuts`, in the reference's terms. The limits are
+/// out of reach so that only the grammar decides.
+fn decoder_verdict(input: &[u8], cuts: &[usize]) -> Verdict {
+    let unlimited = Config::DEFAULT
+        .with_max_chunk_extension_bytes(u64::MAX)
+        .with_max_trailer_bytes(u64::MAX);
+    match decode_split_with(ChunkedDecoder::with_config(&unlimited), input, cuts) {
+        Ok((body, consumed, true)) => Verdict::Done { body, consumed },
+        Ok((_, _, false)) => Verdict::Incomplete,
+        Err(_) => Verdict::Invalid,
+    }
+}
+
+#[test]
+fn reference_agrees_with_the_tables() {
+    for &(rule, wire, body) in VALID {
+        let want = Verdict::Done {
+            body: body.to_vec(),
+            consumed: wire.len(),
+        };
+        assert_eq!(recognise(wire), want, "{rule}");
+    }
+    for &(rule, wire, _) in INVALID {
+        assert_eq!(recognise(wire), Verdict::Invalid, "{rule}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// RFC 9112 §7.1.1: the decoder, fed in pieces split anywhere, accepts exactly the chunk
+    /// extensions the grammar does, and reaches the reference's verdict on the whole body.
+    #[test]
+    fn chunk_extensions_match_the_reference(
+        wire in body_with_extensions(),
+        cuts in proptest::collection::vec(0usize..120, 0..4),
+    ) {
+        let mut cuts = cuts;
+        cuts.sort_unstable();
+        let want = recognise(&wire);
+        prop_assert_eq!(decoder_verdict(&wire, &cuts), want.clone());
+        // Every prefix agrees too (what a server sees while the body is arriving).
+        for k in 0..wire.len() {
+            let prefix = decoder_verdict(&wire[..k], &[]);
+            prop_assert_eq!(&prefix, &recognise(&wire[..k]), "prefix {}", k);
+        }
+    }
+
+    /// Arbitrary bytes: the decoder and the reference agree.
+    #[test]
+    fn arbitrary_bytes_match_the_reference(
+        input in proptest::collection::vec(prop_oneof![3 => ext_byte(), 1 => any::<u8>()], 0..48),
+        k in 0usize..48,
+    ) {
+        prop_assert_eq!(decoder_verdict(&input, &[k]), recognise(&input));
     }
 }

@@ -46,12 +46,23 @@ const REJECT: &[(&str, &[u8], Error)] = &[
     ("9112 §3.2.3 CONNECT needs authority-form", b"CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
     ("9112 §3.2.3 CONNECT authority needs a port", b"CONNECT example.com HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
     ("9112 §3.2.3 CONNECT authority port is digits", b"CONNECT example.com:x HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.3 CONNECT authority: reg-name without `:`", b"CONNECT exam:le.com:443 HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.3 CONNECT authority: unclosed IP-literal", b"CONNECT [::1:443 HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.3 CONNECT authority: bad percent-encoding", b"CONNECT a%zz:443 HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.3 CONNECT authority: empty port", b"CONNECT a: HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.3 CONNECT authority: empty host", b"CONNECT :443 HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.3 CONNECT authority: userinfo", b"CONNECT u@a:443 HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.2 / 9110 §4.2.1 http URI without a host", b"GET http:///p HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.2 / 9110 §4.2.1 http URI without an authority", b"GET http:/p HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.2 / 9110 §4.2.4 userinfo in an http URI", b"GET http://u:p@a/ HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.2 / 3986 §3.2.3 port not digits", b"GET http://a:b/ HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.2 / 3986 §3.2.2 invalid IP-literal", b"GET http://[zz]/ HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
     ("9112 §3.2.4 asterisk-form only with OPTIONS", b"GET * HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
     // ---- RFC 9112 §2.3 versions ----
     ("9112 §2.3 version is case-sensitive", b"GET / http/1.1\r\nHost: a\r\n\r\n", Error::InvalidVersion),
     ("9112 §2.3 malformed version", b"GET / HTTP/1.x\r\nHost: a\r\n\r\n", Error::InvalidVersion),
     ("9112 §2.3 two-digit minor version", b"GET / HTTP/1.10\r\nHost: a\r\n\r\n", Error::InvalidVersion),
-    ("9110 §15.6.6 HTTP/1.2 is not supported: 505", b"GET / HTTP/1.2\r\nHost: a\r\n\r\n", Error::UnsupportedVersion),
+    ("9110 §15.6.6 HTTP/3.0 request line: 505", b"GET / HTTP/3.0\r\nHost: a\r\n\r\n", Error::UnsupportedVersion),
     ("9110 §15.6.6 HTTP/2.0 request line: 505", b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", Error::UnsupportedVersion),
     ("9110 §15.6.6 HTTP/0.9 version: 505", b"GET / HTTP/0.9\r\nHost: a\r\n\r\n", Error::UnsupportedVersion),
     ("9113 §3.4 HTTP/2 connection preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", Error::Http2Preface),
@@ -102,6 +113,18 @@ const REJECT: &[(&str, &[u8], Error)] = &[
     ("9112 §3.2 Host with userinfo", b"GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", Error::InvalidHost),
     ("9112 §3.2 Host with non-ASCII", b"GET / HTTP/1.1\r\nHost: \xc3\xa9\r\n\r\n", Error::InvalidHost),
     ("9112 §3.2 Host list", b"GET / HTTP/1.1\r\nHost: a, b\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.3 Host port not digits", b"GET / HTTP/1.1\r\nHost: a:b\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.3 Host with two ports", b"GET / HTTP/1.1\r\nHost: a:80:90\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.3 Host port with a letter", b"GET / HTTP/1.1\r\nHost: a:80x\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.3 Host negative port", b"GET / HTTP/1.1\r\nHost: a:-1\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.2 Host IPv6 without brackets", b"GET / HTTP/1.1\r\nHost: ::1\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.2 Host unclosed IP-literal", b"GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.2 Host invalid IP-literal", b"GET / HTTP/1.1\r\nHost: [zz]\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.2 Host brackets inside a reg-name", b"GET / HTTP/1.1\r\nHost: a[b]\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.2 Host closing bracket", b"GET / HTTP/1.1\r\nHost: a]b\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §2.1 Host bad percent-encoding", b"GET / HTTP/1.1\r\nHost: ex%zzmple\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §2.1 Host truncated percent-encoding", b"GET / HTTP/1.1\r\nHost: a%4\r\n\r\n", Error::InvalidHost),
+    ("9112 §3.2 / 3986 §3.2.2 Host IP-literal then garbage", b"GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n", Error::InvalidHost),
     // ---- RFC 9110 §10.1.1 Expect ----
     ("9110 §10.1.1 unknown expectation: 417", b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n", Error::UnsupportedExpectation),
 ];
@@ -319,7 +342,13 @@ fn rfc9112_6_3_framing() {
         BodyFraming::Length(5)
     );
     // 9112 §6.1: transfer codings are case-insensitive; empty list members are ignored.
-    for te in [&b"chunked"[..], b"Chunked", b"CHUNKED", b" , chunked ,"] {
+    for te in [
+        &b"chunked"[..],
+        b"Chunked",
+        b"CHUNKED",
+        b" , chunked ,",
+        b"chunked\r\nTransfer-Encoding: ",
+    ] {
         let buf = [
             &b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: "[..],
             te,
@@ -328,6 +357,77 @@ fn rfc9112_6_3_framing() {
         .concat();
         assert_eq!(ok(&buf).framing, BodyFraming::Chunked, "{te:?}");
     }
+    // 9110 §5.6.1: two field lines combine to `, chunked`, whose empty element is ignored.
+    let s = ok(
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \r\nTransfer-Encoding: chunked\r\n\r\n",
+    );
+    assert_eq!(s.framing, BodyFraming::Chunked);
+    let s = ok(b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ,\r\nTransfer-Encoding: ,chunked\r\n\r\n");
+    assert_eq!(s.framing, BodyFraming::Chunked);
+}
+
+#[test]
+fn rfc9112_2_3_higher_http1_minor_version_is_http11() {
+    // 9112 §2.3, 9110 §6.2: a higher minor version is processed as the highest the server
+    // implements (and answered in HTTP/1.1); a different major version is not.
+    for minor in b'2'..=b'9' {
+        let buf = [&b"GET / HTTP/1."[..], &[minor], b"\r\nHost: a\r\n\r\n"].concat();
+        let s = ok(&buf);
+        assert_eq!(s.version, Version::Http11);
+        assert!(s.keep_alive);
+    }
+    // As HTTP/1.1, it needs a Host.
+    assert_eq!(
+        whole(Config::DEFAULT, b"GET / HTTP/1.2\r\n\r\n"),
+        Err(Error::MissingHost)
+    );
+    for v in [&b"HTTP/2.0"[..], b"HTTP/2.1", b"HTTP/0.9", b"HTTP/9.9"] {
+        let buf = [&b"GET / "[..], v, b"\r\nHost: a\r\n\r\n"].concat();
+        assert_eq!(whole(Config::DEFAULT, &buf), Err(Error::UnsupportedVersion));
+    }
+}
+
+#[test]
+fn rfc9112_3_2_2_absolute_form_routes_by_its_path() {
+    let mut slots = [HeaderSlot::EMPTY; 8];
+    type Row<'a> = (&'a [u8], &'a [u8], Option<&'a [u8]>, Option<&'a [u8]>);
+    // (target, path, query, authority)
+    let rows: &[Row<'_>] = &[
+        (
+            b"http://localhost:8080/plaintext",
+            b"/plaintext",
+            None,
+            Some(b"localhost:8080"),
+        ),
+        (b"http://a/p?q=1", b"/p", Some(b"q=1"), Some(b"a")),
+        (b"HTTP://a", b"/", None, Some(b"a")),
+        (b"http://a?x", b"/", Some(b"x"), Some(b"a")),
+        (
+            b"https://[::1]:8443/s/t",
+            b"/s/t",
+            None,
+            Some(b"[::1]:8443"),
+        ),
+        (b"http://a:/", b"/", None, Some(b"a:")),
+        (b"/o?k", b"/o", Some(b"k"), None),
+        (b"*", b"*", None, None),
+    ];
+    for &(target, path, query, authority) in rows {
+        let method: &[u8] = if target == b"*" { b"OPTIONS" } else { b"GET" };
+        let buf = [method, b" ", target, b" HTTP/1.1\r\nHost: other\r\n\r\n"].concat();
+        let Ok(Status::Complete(r)) = parse_request(&buf, &mut slots) else {
+            panic!("{}", target.escape_ascii())
+        };
+        assert_eq!(r.target(), target);
+        assert_eq!(r.path(), path, "{}", target.escape_ascii());
+        assert_eq!(r.query(), query, "{}", target.escape_ascii());
+        assert_eq!(r.authority(), authority, "{}", target.escape_ascii());
+        // The Host field is kept as received; the target's authority replaces it.
+        assert_eq!(r.host(), Some(&b"other"[..]));
+    }
+    let buf = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n";
+    let r = parse_request(buf, &mut slots).unwrap().complete().unwrap();
+    assert_eq!(r.authority(), Some(&b"example.com:443"[..]));
 }
 
 #[test]
@@ -357,6 +457,13 @@ fn rfc9112_3_2_host_values() {
         b"[::1]:80",
         b"xn--bcher-kva.example",
         b"a%20b",
+        // 3986 §3.2.2 / §3.2.3: an IPv4 address, an empty port, IPv6 forms, IPvFuture.
+        b"192.0.2.1:80",
+        b"a:",
+        b"[2001:db8::7]",
+        b"[::ffff:192.0.2.1]:1",
+        b"[v1.fe:x]",
+        b"a-b.c_d~e!$&'()*+,;=",
     ] {
         let buf = [&b"GET / HTTP/1.1\r\nHost: "[..], host, b"\r\n\r\n"].concat();
         assert_eq!(ok(&buf).host.as_deref(), Some(host));

@@ -1,10 +1,15 @@
 //! Chunked decoder: no input panics or loops, the result does not depend on how the input is
-//! split, data slices come from the input and never exceed it, and `skip` agrees with
-//! `decode`.
+//! split, data slices come from the input and never exceed it, `skip` agrees with `decode`,
+//! and without limits the verdict (body, end, incomplete or invalid) is the reference
+//! recogniser's (`tests/common/chunked_ref.rs`, the grammar written as recursive descent).
 #![no_main]
 
 use bufslab_http::{ChunkedDecoder, Config, Error};
 use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/common/chunked_ref.rs"]
+mod chunked_ref;
+use chunked_ref::{recognise, Verdict};
 
 fn decode(input: &[u8], cuts: &[usize], cfg: &Config) -> Result<(Vec<u8>, usize, bool), Error> {
     let mut dec = ChunkedDecoder::with_config(cfg);
@@ -34,7 +39,12 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, input)) = data.split_first() else {
         return;
     };
-    let cfg = if mode & 1 != 0 {
+    let unlimited = mode & 2 != 0;
+    let cfg = if unlimited {
+        Config::DEFAULT
+            .with_max_chunk_extension_bytes(u64::MAX)
+            .with_max_trailer_bytes(u64::MAX)
+    } else if mode & 1 != 0 {
         Config::DEFAULT
             .with_max_chunk_extension_bytes(16)
             .with_max_trailer_bytes(16)
@@ -52,5 +62,16 @@ fuzz_target!(|data: &[u8]| {
         assert!(body.len() <= *used);
         let mut dec = ChunkedDecoder::with_config(&cfg);
         assert_eq!(dec.skip(input), Ok((*used, *done)));
+    }
+    if unlimited {
+        let got = match &want {
+            Ok((body, used, true)) => Verdict::Done {
+                body: body.clone(),
+                consumed: *used,
+            },
+            Ok((_, _, false)) => Verdict::Incomplete,
+            Err(_) => Verdict::Invalid,
+        };
+        assert_eq!(got, recognise(input));
     }
 });

@@ -3,7 +3,7 @@
 //! walked (every accessor) and its body decoded.
 #![no_main]
 
-use bufslab_http::{BodyDecoder, Config, Error, HeaderSlot, Parser, Status};
+use bufslab_http::{BodyDecoder, Config, Error, HeaderSlot, Parser, Status, TargetForm};
 use libfuzzer_sys::fuzz_target;
 
 // The integration tests' owned summary of a parse, so both compare the same fields.
@@ -19,12 +19,29 @@ fn run(cfg: Config, buf: &[u8], cuts: &[usize], slots: usize) -> Result<Option<S
             Status::Complete(r) => {
                 let s = summarize(&r);
                 assert!(s.head_len <= buf.len());
-                assert_eq!(
-                    r.path().len() + r.query().map_or(0, |q| q.len() + 1),
-                    r.target().len()
-                );
+                let (path, query) = (r.path(), r.query());
+                if r.target_form() == TargetForm::Absolute {
+                    // The path and query are the target's tail (or `/` for an empty path),
+                    // after the authority, which is a valid `uri-host [ ":" port ]`.
+                    let t = r.target().as_ptr_range();
+                    let inside = |s: &[u8]| {
+                        let s = s.as_ptr_range();
+                        t.start <= s.start && s.end <= t.end
+                    };
+                    assert!(path == b"/" || inside(path));
+                    assert!(query.map_or(true, inside));
+                    if let Some(a) = r.authority() {
+                        assert!(inside(a) && path.starts_with(b"/"));
+                        assert!(!a.contains(&b'@') && !a.contains(&b'/') && !a.contains(&b'?'));
+                    }
+                } else {
+                    assert_eq!(
+                        path.len() + query.map_or(0, |q| q.len() + 1),
+                        r.target().len()
+                    );
+                }
                 // Decode (or skip) whatever body follows; must not panic either way.
-                let mut body = BodyDecoder::new(r.framing());
+                let mut body = BodyDecoder::with_config(r.framing(), &cfg);
                 let _ = body.skip(&buf[s.head_len..]);
                 return Ok(Some(s));
             }
