@@ -1,9 +1,20 @@
-//! Command-line flags, parsed by hand: a dozen numeric flags do not need a parser crate.
+//! Command-line flags, read with [`lexopt`].
+//!
+//! lexopt rather than clap: it has no dependencies of its own and compiles in about a second,
+//! where clap with its derive macros adds a dozen crates (`syn` among them) to every build of
+//! this library and of the crates that link it, on a two-core CI. What clap would add here is
+//! a generated `--help` and error wording; a fixed [`USAGE`] text and the few errors below say
+//! the same, in this workspace's wording, and stay under test. lexopt does the parsing that is
+//! easy to get subtly wrong by hand: `--flag value` and `--flag=value`, `--` ending the flags,
+//! a value that is missing at the end, and arguments that are not UTF-8.
 
+use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
+
+use lexopt::{Arg, Parser};
 
 use crate::config::Config;
 
@@ -34,7 +45,7 @@ pub enum Command {
     Help,
 }
 
-/// A flag the command line got wrong.
+/// A flag the command line got wrong. `main` prints it with [`USAGE`] and exits with status 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CliError {
     /// A flag this program does not know.
@@ -50,6 +61,9 @@ pub enum CliError {
         /// What was expected.
         expected: &'static str,
     },
+    /// An argument that is not a flag (this program takes none), or the value of a flag that
+    /// takes none (`--help=x`).
+    UnexpectedArgument(String),
 }
 
 impl fmt::Display for CliError {
@@ -62,77 +76,97 @@ impl fmt::Display for CliError {
                 value,
                 expected,
             } => write!(f, "flag `{flag}`: `{value}` is not {expected}"),
+            CliError::UnexpectedArgument(arg) => write!(f, "unexpected argument `{arg}`"),
         }
     }
 }
 
 impl std::error::Error for CliError {}
 
-fn value<T: FromStr>(flag: &str, v: &str, expected: &'static str) -> Result<T, CliError> {
-    v.parse().map_err(|_| CliError::BadValue {
+impl From<lexopt::Error> for CliError {
+    fn from(e: lexopt::Error) -> Self {
+        match e {
+            lexopt::Error::MissingValue { option } => {
+                CliError::MissingValue(option.unwrap_or_default())
+            }
+            lexopt::Error::UnexpectedOption(flag) => CliError::UnknownFlag(flag),
+            lexopt::Error::UnexpectedArgument(arg) => {
+                CliError::UnexpectedArgument(arg.to_string_lossy().into_owned())
+            }
+            lexopt::Error::UnexpectedValue { option, value } => {
+                CliError::UnexpectedArgument(format!("{option}={}", value.to_string_lossy()))
+            }
+            // What lexopt reports only from helpers this module does not call.
+            other => CliError::UnexpectedArgument(other.to_string()),
+        }
+    }
+}
+
+/// The value of `flag` (the next argument, or what follows `=`), parsed as `T`.
+fn value<T: FromStr>(p: &mut Parser, flag: &str, expected: &'static str) -> Result<T, CliError> {
+    let raw: OsString = p.value()?;
+    let bad = || CliError::BadValue {
         flag: flag.to_owned(),
-        value: v.to_owned(),
+        value: raw.to_string_lossy().into_owned(),
         expected,
-    })
+    };
+    raw.to_str().ok_or_else(bad)?.parse().map_err(|_| bad())
 }
 
 /// Parses the arguments after the program name. Accepts `--flag value` and `--flag=value`.
 ///
+/// # Examples
+///
+/// ```
+/// use server_demo::{parse_args, CliError, Command};
+///
+/// let Ok(Command::Serve(config)) = parse_args(["--workers=2".to_owned()]) else {
+///     panic!("a valid command line");
+/// };
+/// assert_eq!(config.workers, 2);
+/// assert_eq!(
+///     parse_args(["--workers".to_owned()]).unwrap_err().to_string(),
+///     "flag `--workers` needs a value"
+/// );
+/// ```
+///
 /// # Errors
 /// The first bad flag.
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliError> {
+    const COUNT: &str = "a whole number";
     let mut cfg = Config::default();
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        if arg == "-h" || arg == "--help" {
-            return Ok(Command::Help);
-        }
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (arg.clone(), None),
-        };
-        let known = [
-            "--addr",
-            "--workers",
-            "--accept-batch",
-            "--max-conns",
-            "--max-head",
-            "--max-body",
-            "--header-timeout-ms",
-            "--idle-timeout-ms",
-            "--pool-max-bytes",
-            "--pool-prealloc-slabs",
-            "--pool-strategy",
-        ];
-        if !known.contains(&flag.as_str()) {
-            return Err(CliError::UnknownFlag(arg));
-        }
-        let v = match inline {
-            Some(v) => v,
-            None => args
-                .next()
-                .ok_or_else(|| CliError::MissingValue(flag.clone()))?,
-        };
-        const COUNT: &str = "a whole number";
-        match flag.as_str() {
-            "--addr" => {
-                cfg.addr = value::<SocketAddr>(&flag, &v, "an address like 127.0.0.1:8080")?;
+    let mut p = Parser::from_args(args);
+    while let Some(arg) = p.next()? {
+        let flag = match arg {
+            Arg::Short('h') | Arg::Long("help") => return Ok(Command::Help),
+            Arg::Long(name) => format!("--{name}"),
+            Arg::Short(c) => return Err(CliError::UnknownFlag(format!("-{c}"))),
+            Arg::Value(v) => {
+                return Err(CliError::UnexpectedArgument(
+                    v.to_string_lossy().into_owned(),
+                ))
             }
-            "--workers" => cfg.workers = value(&flag, &v, COUNT)?,
-            "--accept-batch" => cfg.accept_batch = value(&flag, &v, COUNT)?,
-            "--max-conns" => cfg.max_conns = value(&flag, &v, COUNT)?,
-            "--max-head" => cfg.max_head = value(&flag, &v, COUNT)?,
-            "--max-body" => cfg.max_body = value(&flag, &v, COUNT)?,
+        };
+        let f = flag.as_str();
+        match f {
+            "--addr" => {
+                cfg.addr = value::<SocketAddr>(&mut p, f, "an address like 127.0.0.1:8080")?
+            }
+            "--workers" => cfg.workers = value(&mut p, f, COUNT)?,
+            "--accept-batch" => cfg.accept_batch = value(&mut p, f, COUNT)?,
+            "--max-conns" => cfg.max_conns = value(&mut p, f, COUNT)?,
+            "--max-head" => cfg.max_head = value(&mut p, f, COUNT)?,
+            "--max-body" => cfg.max_body = value(&mut p, f, COUNT)?,
             "--header-timeout-ms" => {
-                cfg.header_timeout = Duration::from_millis(value(&flag, &v, COUNT)?);
+                cfg.header_timeout = Duration::from_millis(value(&mut p, f, COUNT)?);
             }
             "--idle-timeout-ms" => {
-                cfg.idle_timeout = Duration::from_millis(value(&flag, &v, COUNT)?);
+                cfg.idle_timeout = Duration::from_millis(value(&mut p, f, COUNT)?);
             }
-            "--pool-max-bytes" => cfg.pool.max_bytes = value(&flag, &v, COUNT)?,
-            "--pool-prealloc-slabs" => cfg.pool.prealloc_slabs = value(&flag, &v, COUNT)?,
-            "--pool-strategy" => cfg.pool.strategy = value(&flag, &v, "queue or stack")?,
-            _ => return Err(CliError::UnknownFlag(arg)),
+            "--pool-max-bytes" => cfg.pool.max_bytes = value(&mut p, f, COUNT)?,
+            "--pool-prealloc-slabs" => cfg.pool.prealloc_slabs = value(&mut p, f, COUNT)?,
+            "--pool-strategy" => cfg.pool.strategy = value(&mut p, f, "queue or stack")?,
+            _ => return Err(CliError::UnknownFlag(flag)),
         }
     }
     Ok(Command::Serve(cfg))
@@ -159,21 +193,72 @@ mod tests {
         assert_eq!(c.addr.port(), 9000);
         assert_eq!(c.idle_timeout, Duration::from_millis(50));
         assert!(matches!(parse("--help"), Ok(Command::Help)));
+        assert!(matches!(parse("--workers 2 -h"), Ok(Command::Help)));
+        assert!(matches!(parse(""), Ok(Command::Serve(_))));
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        let err = |s| parse(s).unwrap_err();
+        assert_eq!(err("--bogus"), CliError::UnknownFlag("--bogus".into()));
+        assert_eq!(err("--bogus=1"), CliError::UnknownFlag("--bogus".into()));
+        assert_eq!(err("-x"), CliError::UnknownFlag("-x".into()));
+        assert_eq!(err("--workers"), CliError::MissingValue("--workers".into()));
         assert_eq!(
-            parse("--bogus").unwrap_err(),
-            CliError::UnknownFlag("--bogus".into())
+            err("--max-conns lots"),
+            CliError::BadValue {
+                flag: "--max-conns".into(),
+                value: "lots".into(),
+                expected: "a whole number"
+            }
         );
         assert_eq!(
-            parse("--workers").unwrap_err(),
-            CliError::MissingValue("--workers".into())
+            err("--max-conns=-1"),
+            CliError::BadValue {
+                flag: "--max-conns".into(),
+                value: "-1".into(),
+                expected: "a whole number"
+            }
         );
         assert!(matches!(
-            parse("--max-conns lots"),
-            Err(CliError::BadValue { .. })
+            err("--pool-strategy lifo"),
+            CliError::BadValue {
+                expected: "queue or stack",
+                ..
+            }
         ));
-        assert!(matches!(
-            parse("--pool-strategy lifo"),
-            Err(CliError::BadValue { .. })
-        ));
+        assert_eq!(err("serve"), CliError::UnexpectedArgument("serve".into()));
+        assert_eq!(
+            err("-- --workers 2"),
+            CliError::UnexpectedArgument("--workers".into())
+        );
+        assert_eq!(err("--addr").to_string(), "flag `--addr` needs a value");
+        assert_eq!(
+            err("--addr nowhere").to_string(),
+            "flag `--addr`: `nowhere` is not an address like 127.0.0.1:8080"
+        );
+    }
+
+    #[test]
+    fn usage_lists_every_flag() {
+        for flag in [
+            "--addr",
+            "--workers",
+            "--accept-batch",
+            "--max-conns",
+            "--max-head",
+            "--max-body",
+            "--header-timeout-ms",
+            "--idle-timeout-ms",
+            "--pool-max-bytes",
+            "--pool-prealloc-slabs",
+            "--pool-strategy",
+        ] {
+            assert!(USAGE.contains(flag), "{flag} missing from USAGE");
+            assert!(
+                !matches!(parse(flag), Err(CliError::UnknownFlag(_))),
+                "{flag} in USAGE but not parsed"
+            );
+        }
     }
 }

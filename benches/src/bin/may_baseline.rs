@@ -10,6 +10,7 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use bytes::BufMut;
@@ -67,34 +68,18 @@ struct Args {
     workers: usize,
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut parsed = Args {
-        addr: ([127, 0, 0, 1], 8080).into(),
-        workers: 1,
-    };
-    while let Some(flag) = args.next() {
-        if flag == "-h" || flag == "--help" {
-            return Ok(None);
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
+    let mut addr: SocketAddr = ([127, 0, 0, 1], 8080).into();
+    let mut workers = 1;
+    let parsed = bufslab_benches::parse_flags(args, |f| {
+        match f.name() {
+            "--addr" => addr = f.parse("an address like 127.0.0.1:8080")?,
+            "--workers" => workers = f.parse::<NonZeroUsize>("a positive number")?.get(),
+            _ => return Err(f.unknown()),
         }
-        let value = args
-            .next()
-            .ok_or_else(|| format!("flag `{flag}` needs a value"))?;
-        match flag.as_str() {
-            "--addr" => {
-                parsed.addr = value
-                    .parse()
-                    .map_err(|_| format!("`{value}` is not an address like 127.0.0.1:8080"))?;
-            }
-            "--workers" => {
-                parsed.workers = match value.parse() {
-                    Ok(n) if n > 0 => n,
-                    _ => return Err(format!("`{value}` is not a positive number")),
-                };
-            }
-            _ => return Err(format!("unknown flag `{flag}`")),
-        }
-    }
-    Ok(Some(parsed))
+        Ok(())
+    })?;
+    Ok(parsed.map(|()| Args { addr, workers }))
 }
 
 fn run(args: &Args) -> io::Result<()> {
