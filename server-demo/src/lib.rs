@@ -32,6 +32,8 @@ mod cli;
 mod config;
 mod conn;
 mod epoll;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod out_queue;
 mod routes;
 mod server;

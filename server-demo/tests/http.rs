@@ -359,3 +359,34 @@ fn responses_are_read_back_whole_by_a_slow_reader() {
         .unwrap();
     assert!(c.stream.read(&mut rest).is_err(), "no extra bytes");
 }
+
+#[test]
+fn absolute_form_targets_route_by_their_path() {
+    let server = start(config());
+    let mut c = Client::new(server.local_addr());
+    let r =
+        c.request(b"GET http://localhost:8080/plaintext HTTP/1.1\r\nHost: localhost:8080\r\n\r\n");
+    assert_eq!((r.status, &r.body[..]), (200, HELLO));
+    let r = c.request(b"GET http://localhost/json?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    assert_eq!((r.status, &r.body[..]), (200, HELLO_JSON));
+    let r = c.request(b"GET http://localhost/nope HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    assert_eq!(r.status, 404);
+}
+
+#[test]
+fn no_1xx_goes_to_an_http10_client() {
+    let server = start(config());
+    let mut c = Client::new(server.local_addr());
+    // Head and body in one write: a `100 Continue` would come before the 200.
+    c.send(b"POST /echo HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello");
+    let r = c.head();
+    assert_eq!(r.status, 200, "the first response is the final one");
+    assert!(r.closes());
+    // An HTTP/1.1 client still gets its 100.
+    let mut c = Client::new(server.local_addr());
+    c.send(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello",
+    );
+    assert_eq!(c.head().status, 100);
+    assert_eq!(c.response().body, b"hello");
+}
