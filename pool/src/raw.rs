@@ -148,7 +148,10 @@ mod tests {
 
     #[test]
     fn a_raw_block_is_one_word() {
-        assert_eq!(std::mem::size_of::<RawBlock>(), std::mem::size_of::<usize>());
+        assert_eq!(
+            std::mem::size_of::<RawBlock>(),
+            std::mem::size_of::<usize>()
+        );
         assert_eq!(
             std::mem::size_of::<Option<RawBlock>>(),
             std::mem::size_of::<usize>()

@@ -13,7 +13,12 @@ use bytes::BufMut;
 
 fn pool() -> Pool {
     Pool::builder()
-        .class(ClassConfig::new(256).blocks_per_slab(4).prealloc_slabs(1).max_slabs(1))
+        .class(
+            ClassConfig::new(256)
+                .blocks_per_slab(4)
+                .prealloc_slabs(1)
+                .max_slabs(1),
+        )
         .build()
         .unwrap()
 }
@@ -193,7 +198,12 @@ fn local_cache_blocks_round_trip() {
 #[cfg_attr(miri, ignore = "leaks a slab on purpose")]
 fn a_dropped_token_leaks_its_block() {
     let pool = Pool::builder()
-        .class(ClassConfig::new(256).blocks_per_slab(1).prealloc_slabs(0).max_slabs(2))
+        .class(
+            ClassConfig::new(256)
+                .blocks_per_slab(1)
+                .prealloc_slabs(0)
+                .max_slabs(2),
+        )
         .build()
         .unwrap();
     let raw = pool.get(1).unwrap().into_raw();
