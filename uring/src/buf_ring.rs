@@ -659,6 +659,9 @@ mod tests {
             Some((0, 64)),
             "buffer id = slot, in ring order"
         );
+        // SAFETY: the stand-in kernel is done (its last receive is complete, and unread).
+        assert_eq!(unsafe { ring.release() }, 4);
+        assert_eq!(pool.stats().rented_blocks, 0);
     }
 
     #[test]
@@ -677,6 +680,8 @@ mod tests {
         drop(unsafe { ring.take_slot(a.0, a.1) });
         assert_eq!(ring.refill(), 2);
         assert_eq!(ring.held(), 4);
+        // SAFETY: the stand-in kernel is done.
+        assert_eq!(unsafe { ring.release() }, 4);
     }
 
     #[test]
@@ -705,6 +710,10 @@ mod tests {
         drop(bundle); // the two blocks not asked for are taken (and go home) on drop
         assert_eq!(ring.held(), 1);
         assert_eq!(ring.refill(), 3);
+        drop(first);
+        // SAFETY: the stand-in kernel is done.
+        assert_eq!(unsafe { ring.release() }, 4);
+        assert_eq!(pool.stats().rented_blocks, 0);
     }
 
     /// The kernel on one thread, completions read on the ring's thread, buffers dropped on a
