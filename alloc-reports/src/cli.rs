@@ -1,7 +1,10 @@
-//! Command-line flags, parsed by hand like server-demo's: four flags need no parser crate.
+//! Command-line flags, read with [`lexopt`] as server-demo reads its own (its `cli` module
+//! says why lexopt rather than clap).
 
 use std::fmt;
 use std::path::PathBuf;
+
+use lexopt::{Arg, Parser};
 
 use crate::measure::Options;
 use crate::scenario::{Scenario, UnknownScenario};
@@ -10,26 +13,30 @@ use crate::scenario::{Scenario, UnknownScenario};
 pub const USAGE: &str = "\
 usage: alloc-reports [flags]
 
-Runs each scenario against an in-process server-demo with dhat as the global allocator and
-reports heap allocations per request.
+Runs each scenario against an in-process server of each subject, with dhat as the global
+allocator, and reports heap allocations per request, the subjects side by side.
 
   --requests N       measured requests per scenario (default: each scenario's own)
   --warmup N         requests before the measured window (default 200)
   --scenario NAME    run only this scenario; repeatable (default: all)
+  --subject NAME     measure only this server; repeatable (default: all)
   --out DIR          where the report goes (default: alloc-reports/out)
   -h, --help         this text
 
 scenarios: plaintext json pipelined-16 echo-1k echo-chunked-64k not-found connect-close
            malformed-400 plaintext-queue plaintext-stack
+subjects (built in): server-demo hyper
 ";
 
 /// What the command line asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// Run these scenarios and write the report into `out`.
+    /// Run these scenarios against these subjects and write the report into `out`.
     Run {
         /// Scenarios, in the order to run them.
         scenarios: Vec<Scenario>,
+        /// Subject names, in the order given; empty: every subject.
+        subjects: Vec<String>,
         /// Requests and warm-up.
         options: Options,
         /// Output directory.
@@ -39,17 +46,25 @@ pub enum Command {
     Help,
 }
 
-/// A flag the command line got wrong.
+/// A flag the command line got wrong. The binary prints it with [`USAGE`] and exits with
+/// status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CliError {
     /// A flag this program does not know.
     UnknownFlag(String),
     /// A flag given without its value.
-    MissingValue(&'static str),
+    MissingValue(String),
     /// A count that is not a positive integer (or, for `--warmup`, a non-negative one).
     BadCount(&'static str, String),
+    /// A value that is not UTF-8 text.
+    NotText(&'static str),
     /// A scenario name that does not exist.
     Scenario(UnknownScenario),
+    /// A subject name that is not among the run's subjects; holds the known ones.
+    Subject(String, Vec<String>),
+    /// An argument that is not a flag (this program takes none), or the value of a flag that
+    /// takes none (`--help=x`).
+    UnexpectedArgument(String),
 }
 
 impl fmt::Display for CliError {
@@ -60,12 +75,34 @@ impl fmt::Display for CliError {
             CliError::BadCount(flag, value) => {
                 write!(f, "flag `{flag}` needs a count, got `{value}`")
             }
+            CliError::NotText(flag) => write!(f, "flag `{flag}`: the value is not UTF-8"),
             CliError::Scenario(e) => e.fmt(f),
+            CliError::Subject(name, known) => {
+                write!(f, "unknown subject `{name}` (known: {})", known.join(" "))
+            }
+            CliError::UnexpectedArgument(arg) => write!(f, "unexpected argument `{arg}`"),
         }
     }
 }
 
 impl std::error::Error for CliError {}
+
+impl From<lexopt::Error> for CliError {
+    fn from(e: lexopt::Error) -> Self {
+        match e {
+            lexopt::Error::MissingValue { option } => {
+                CliError::MissingValue(option.unwrap_or_default())
+            }
+            lexopt::Error::UnexpectedOption(flag) => CliError::UnknownFlag(flag),
+            lexopt::Error::UnexpectedArgument(arg) => {
+                CliError::UnexpectedArgument(arg.to_string_lossy().into_owned())
+            }
+            // A value after `=` for a flag that takes none, and what lexopt reports only from
+            // helpers this module does not call.
+            other => CliError::UnexpectedArgument(other.to_string()),
+        }
+    }
+}
 
 /// The default output directory: `out/` beside this crate's manifest, wherever cargo runs.
 #[must_use]
@@ -73,36 +110,45 @@ pub fn default_out() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("out")
 }
 
-/// Parses the arguments (without the program name).
+/// Parses the arguments (without the program name). Subject names are checked by the caller,
+/// which knows the subjects ([`crate::run::main_with`]).
 ///
 /// # Errors
 /// The first [`CliError`].
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliError> {
-    let mut args = args.into_iter();
+    let mut p = Parser::from_args(args);
     let mut scenarios = Vec::new();
+    let mut subjects = Vec::new();
     let mut options = Options::default();
     let mut out = default_out();
-    while let Some(flag) = args.next() {
-        let mut value = |name: &'static str| args.next().ok_or(CliError::MissingValue(name));
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--requests" => {
-                let v = value("--requests")?;
-                options.requests = Some(count(&v, "--requests", 1)?);
+    while let Some(arg) = p.next()? {
+        match arg {
+            Arg::Short('h') | Arg::Long("help") => return Ok(Command::Help),
+            Arg::Long("requests") => {
+                options.requests = Some(count(&mut p, "--requests", 1)?);
             }
-            "--warmup" => {
-                let v = value("--warmup")?;
-                options.warmup = count(&v, "--warmup", 0)?;
-            }
-            "--scenario" => {
-                let v = value("--scenario")?;
+            Arg::Long("warmup") => options.warmup = count(&mut p, "--warmup", 0)?,
+            Arg::Long("scenario") => {
+                let v = text(&mut p, "--scenario")?;
                 let s = Scenario::from_name(&v).map_err(CliError::Scenario)?;
                 if !scenarios.contains(&s) {
                     scenarios.push(s);
                 }
             }
-            "--out" => out = PathBuf::from(value("--out")?),
-            _ => return Err(CliError::UnknownFlag(flag)),
+            Arg::Long("subject") => {
+                let v = text(&mut p, "--subject")?;
+                if !subjects.contains(&v) {
+                    subjects.push(v);
+                }
+            }
+            Arg::Long("out") => out = PathBuf::from(p.value()?),
+            Arg::Long(flag) => return Err(CliError::UnknownFlag(format!("--{flag}"))),
+            Arg::Short(c) => return Err(CliError::UnknownFlag(format!("-{c}"))),
+            Arg::Value(v) => {
+                return Err(CliError::UnexpectedArgument(
+                    v.to_string_lossy().into_owned(),
+                ))
+            }
         }
     }
     if scenarios.is_empty() {
@@ -110,17 +156,27 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
     }
     Ok(Command::Run {
         scenarios,
+        subjects,
         options,
         out,
     })
 }
 
-fn count(value: &str, flag: &'static str, min: u64) -> Result<u64, CliError> {
+/// The value of `flag` as text.
+fn text(p: &mut Parser, flag: &'static str) -> Result<String, CliError> {
+    p.value()?
+        .into_string()
+        .map_err(|_| CliError::NotText(flag))
+}
+
+/// The value of `flag` as a count of at least `min`.
+fn count(p: &mut Parser, flag: &'static str, min: u64) -> Result<u64, CliError> {
+    let value = text(p, flag)?;
     value
         .parse::<u64>()
         .ok()
         .filter(|&n| n >= min)
-        .ok_or_else(|| CliError::BadCount(flag, value.to_owned()))
+        .ok_or(CliError::BadCount(flag, value))
 }
 
 #[cfg(test)]
@@ -134,13 +190,15 @@ mod tests {
     #[test]
     fn flags() {
         let cmd = parse(args(
-            "--requests 50 --warmup 0 --scenario json --scenario malformed-400 --scenario json --out /tmp/x",
+            "--requests 50 --warmup=0 --scenario json --scenario malformed-400 --scenario json \
+             --subject hyper --subject hyper --out /tmp/x",
         ))
         .unwrap();
         assert_eq!(
             cmd,
             Command::Run {
                 scenarios: vec![Scenario::Json, Scenario::Malformed],
+                subjects: vec!["hyper".to_owned()],
                 options: Options {
                     requests: Some(50),
                     warmup: 0
@@ -148,10 +206,16 @@ mod tests {
                 out: PathBuf::from("/tmp/x"),
             }
         );
-        let Command::Run { scenarios, .. } = parse(Vec::new()).unwrap() else {
+        let Command::Run {
+            scenarios,
+            subjects,
+            ..
+        } = parse(Vec::new()).unwrap()
+        else {
             panic!("expected a run");
         };
         assert_eq!(scenarios, Scenario::ALL);
+        assert!(subjects.is_empty());
     }
 
     #[test]
@@ -161,8 +225,12 @@ mod tests {
             Err(CliError::BadCount("--requests", "0".to_owned()))
         );
         assert_eq!(
+            parse(args("--requests=-5")),
+            Err(CliError::BadCount("--requests", "-5".to_owned()))
+        );
+        assert_eq!(
             parse(args("--warmup")),
-            Err(CliError::MissingValue("--warmup"))
+            Err(CliError::MissingValue("--warmup".to_owned()))
         );
         assert!(matches!(
             parse(args("--scenario nope")),
@@ -172,12 +240,28 @@ mod tests {
             parse(args("--bogus")),
             Err(CliError::UnknownFlag("--bogus".to_owned()))
         );
+        assert_eq!(
+            parse(args("-q")),
+            Err(CliError::UnknownFlag("-q".to_owned()))
+        );
+        assert_eq!(
+            parse(args("json")),
+            Err(CliError::UnexpectedArgument("json".to_owned()))
+        );
         assert_eq!(parse(args("-h")), Ok(Command::Help));
+        assert_eq!(parse(args("--requests 5 --help")), Ok(Command::Help));
+        assert_eq!(
+            parse(args("--warmup x")).unwrap_err().to_string(),
+            "flag `--warmup` needs a count, got `x`"
+        );
     }
 
     #[test]
-    fn usage_lists_every_scenario() {
+    fn usage_lists_every_scenario_and_subject() {
         for s in Scenario::ALL {
+            assert!(USAGE.contains(s.name()), "{} missing from USAGE", s.name());
+        }
+        for s in crate::subject::builtin() {
             assert!(USAGE.contains(s.name()), "{} missing from USAGE", s.name());
         }
     }

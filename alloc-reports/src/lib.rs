@@ -1,10 +1,13 @@
-//! `alloc-reports`: heap allocations per request of server-demo, per scenario, counted by dhat.
+//! `alloc-reports`: heap allocations per request of HTTP servers, per scenario, counted by
+//! dhat: server-demo, and beside it hyper or any other server that runs in process.
 //!
-//! Each [`Scenario`] runs against a fresh in-process server (`server_demo::Server::start` on
-//! port 0) with a client that allocates nothing once built, so dhat's process-wide counts
-//! between two snapshots are the server's own. The binary writes the table, a JSON copy, one
-//! dhat profile per scenario and a chart; the `steady_state` test runs the same scenarios
-//! with few requests and fails on any allocation per request.
+//! Each [`Scenario`] runs against a fresh in-process server of each [`Subject`] (a server that
+//! alloc-reports can start on a free port and stop: server-demo and the hyper baseline are
+//! built in, see [`subject`]) with a client that allocates nothing once built, so dhat's
+//! process-wide counts between two snapshots are the server's own. The binary writes the
+//! table, a JSON copy, one dhat profile per run and a chart; the `steady_state` test runs the
+//! same scenarios against server-demo with few requests and fails on any allocation per
+//! request.
 //!
 //! dhat must be the global allocator of whatever links this library, and allows one profiler
 //! at a time: [`measure::run_profiled`] builds one per scenario and drops it before returning
@@ -12,12 +15,14 @@
 //!
 //! ```no_run
 //! use alloc_reports::measure::{self, Options, Profile};
+//! use alloc_reports::subject::ServerDemo;
 //! use alloc_reports::Scenario;
 //!
 //! #[global_allocator]
 //! static ALLOC: dhat::Alloc = dhat::Alloc;
 //!
-//! let m = measure::run_profiled(Scenario::Json, Options::default(), Profile::Testing, &mut |_| {}, drop)?;
+//! let subject = ServerDemo::default();
+//! let m = measure::run_profiled(&subject, Scenario::Json, Options::default(), Profile::Testing, &mut |_| {}, drop)?;
 //! assert_eq!(m.allocations, 0);
 //! # Ok::<(), alloc_reports::measure::MeasureError>(())
 //! ```
@@ -31,6 +36,9 @@ pub mod client;
 pub mod machine;
 pub mod measure;
 pub mod report;
+pub mod run;
 pub mod scenario;
+pub mod subject;
 
 pub use scenario::{Scenario, Shape};
+pub use subject::{Running, Subject};

@@ -1,4 +1,5 @@
-//! Running one scenario against a fresh server and counting the heap in its measured window.
+//! Running one scenario against a fresh server of a [`Subject`] and counting the heap in its
+//! measured window.
 //!
 //! The window is bracketed by two [`dhat::HeapStats`] snapshots. Everything between them must
 //! not allocate on the client side (see [`crate::client`]); samples of the running count go
@@ -10,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use server_demo::{Config, PoolConfig, PoolStats, Server, ServerError, ServerHandle};
+use server_demo::PoolStats;
 
 use crate::client::{Client, ClientError, Response};
 use crate::scenario::{Expected, Scenario, Shape};
+use crate::subject::{Running, Subject, SubjectError};
 
 /// Points of the cumulative-allocation curve per scenario (plus the origin).
 const SAMPLES: u64 = 200;
@@ -24,6 +26,10 @@ const CLIENT_BUFFER: usize = 512 * 1024;
 
 /// How long the server may take to notice closed connections after the last response.
 const SETTLE: Duration = Duration::from_secs(10);
+
+/// How long the window waits for a server that does not count its connections
+/// ([`Running::open_connections`]) to notice a close.
+pub const GRACE: Duration = Duration::from_millis(100);
 
 /// How much of a scenario to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,12 +70,14 @@ pub struct Sample {
 /// What one scenario measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Measurement {
+    /// The subject's name: which server.
+    pub subject: String,
     /// The scenario's name.
     pub scenario: &'static str,
     /// What it does.
     pub description: &'static str,
-    /// The pool's free list.
-    pub strategy: &'static str,
+    /// The pool's free list, for a server built on bufslab.
+    pub strategy: Option<&'static str>,
     /// Warm-up requests, before the window.
     pub warmup: u64,
     /// Requests in the window.
@@ -84,10 +92,10 @@ pub struct Measurement {
     pub peak_heap_bytes: usize,
     /// Live heap blocks at that peak.
     pub peak_heap_blocks: usize,
-    /// The pool after the window.
-    pub pool: PoolStats,
-    /// Gets that found a free list empty, during the window.
-    pub pool_misses: u64,
+    /// The pool after the window, for a server built on bufslab.
+    pub pool: Option<PoolStats>,
+    /// Gets that found a free list empty, during the window, for a server built on bufslab.
+    pub pool_misses: Option<u64>,
     /// Length of the window.
     pub window_secs: f64,
     /// The cumulative-allocation curve over the window.
@@ -123,8 +131,10 @@ fn ratio(n: u64, d: u64) -> f64 {
 /// Why a scenario could not be measured.
 #[derive(Debug)]
 pub enum MeasureError {
+    /// The scenario does not apply to the subject ([`Subject::applies_to`]).
+    NotApplicable,
     /// The server did not start or stop cleanly.
-    Server(ServerError),
+    Server(SubjectError),
     /// An exchange failed.
     Client(ClientError),
     /// A response was not what the scenario expects.
@@ -141,6 +151,9 @@ pub enum MeasureError {
 impl fmt::Display for MeasureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            MeasureError::NotApplicable => {
+                f.write_str("the scenario does not apply to this server")
+            }
             MeasureError::Server(e) => write!(f, "server: {e}"),
             MeasureError::Client(e) => write!(f, "client: {e}"),
             MeasureError::Unexpected { expected, got } => write!(
@@ -160,16 +173,12 @@ impl fmt::Display for MeasureError {
 impl std::error::Error for MeasureError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            MeasureError::Server(e) => Some(e),
+            MeasureError::Server(e) => Some(e.as_ref()),
             MeasureError::Client(e) => Some(e),
-            MeasureError::Unexpected { .. } | MeasureError::Stalled => None,
+            MeasureError::NotApplicable
+            | MeasureError::Unexpected { .. }
+            | MeasureError::Stalled => None,
         }
-    }
-}
-
-impl From<ServerError> for MeasureError {
-    fn from(e: ServerError) -> Self {
-        MeasureError::Server(e)
     }
 }
 
@@ -188,45 +197,30 @@ pub enum Stage {
     Measured(u64),
 }
 
-/// The server configuration every scenario uses.
-///
-/// One worker, so warm-up fills the one cache the window uses. Idle eviction is off: it
-/// runs on a timer (every 10 s in the binary), not per request, and its bookkeeping would
-/// land in whichever window it happened to fall into.
-#[must_use]
-pub fn server_config(scenario: Scenario) -> Config {
-    Config {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        workers: 1,
-        evict_interval: None,
-        pool: PoolConfig {
-            strategy: scenario.strategy(),
-            ..PoolConfig::default()
-        },
-        ..Config::default()
-    }
-}
-
-/// Runs `scenario` under a dhat profiler of kind `profile`, built here and handed to `end`
-/// before returning (`drop` it there: that ends it and writes the profile file; the binary
-/// drops it with its progress bar suspended, since dhat reports on stderr); `progress` hears
-/// of each stage.
+/// Runs `scenario` against a fresh server of `subject` under a dhat profiler of kind
+/// `profile`, built here and handed to `end` before returning (`drop` it there: that ends it
+/// and writes the profile file; the binary drops it with its progress bar suspended, since
+/// dhat reports on stderr); `progress` hears of each stage.
 ///
 /// # Errors
-/// [`MeasureError`] when the server or an exchange fails.
+/// [`MeasureError`] when the scenario does not apply, or the server or an exchange fails.
 ///
 /// # Panics
 /// When another dhat profiler is running.
 pub fn run_profiled(
+    subject: &dyn Subject,
     scenario: Scenario,
     options: Options,
     profile: Profile<'_>,
     progress: &mut dyn FnMut(Stage),
     end: impl FnOnce(dhat::Profiler),
 ) -> Result<Measurement, MeasureError> {
+    if !subject.applies_to(scenario) {
+        return Err(MeasureError::NotApplicable);
+    }
     let prepared = Prepared::new(scenario, options);
     let profiler = start_profiler(profile);
-    let result = prepared.run(progress);
+    let result = prepared.run(subject, progress);
     // The server's threads are gone by now, so the profile holds all of their allocations.
     end(profiler);
     result.map(|m| with_profile(m, profile))
@@ -312,9 +306,13 @@ impl Prepared {
     /// # Panics
     /// When no dhat profiler is running. dhat must be the global allocator, or every count
     /// is 0.
-    fn run(mut self, progress: &mut dyn FnMut(Stage)) -> Result<Measurement, MeasureError> {
+    fn run(
+        mut self,
+        subject: &dyn Subject,
+        progress: &mut dyn FnMut(Stage),
+    ) -> Result<Measurement, MeasureError> {
         let scenario = self.scenario;
-        let server = Server::start(server_config(scenario))?;
+        let server = subject.start(scenario).map_err(MeasureError::Server)?;
         let addr = server.local_addr();
         let per_write = scenario.per_write();
 
@@ -324,10 +322,10 @@ impl Prepared {
         for _ in 0..self.warm_writes {
             self.once(addr)?;
         }
-        settle(&server, self.kept_open())?;
+        settle(server.as_ref(), self.kept_open())?;
         progress(Stage::WarmedUp(self.warm_writes * per_write));
 
-        let pool_before = server.stats().pool;
+        let misses_before = server.pool().map(|p| p.misses);
         let started = Instant::now();
         let before = dhat::HeapStats::get();
         self.samples.push(Sample::default());
@@ -342,10 +340,13 @@ impl Prepared {
             }
         }
         // A closed connection is the server's work too: wait for it inside the window.
-        settle(&server, self.kept_open())?;
+        settle(server.as_ref(), self.kept_open())?;
         let after = dhat::HeapStats::get();
         let window = started.elapsed();
-        let pool_misses = server.stats().pool.misses - pool_before.misses;
+        let pool_misses = server
+            .pool()
+            .zip(misses_before)
+            .map(|(p, before)| p.misses - before);
         let requests = self.writes * per_write;
         let allocations = after.total_blocks - before.total_blocks;
         self.samples.push(Sample {
@@ -356,13 +357,15 @@ impl Prepared {
 
         // Read the pool once every connection is gone: a block still rented then is a leak.
         self.client.close();
-        settle(&server, 0)?;
-        let pool = server.stats().pool;
-        server.stop()?;
+        settle(server.as_ref(), 0)?;
+        let pool = server.pool();
+        let strategy = server.free_list();
+        server.stop().map_err(MeasureError::Server)?;
         Ok(Measurement {
+            subject: subject.name().to_owned(),
             scenario: scenario.name(),
             description: scenario.description(),
-            strategy: scenario.strategy().name(),
+            strategy,
             warmup: self.warm_writes * per_write,
             requests,
             connections: match scenario.shape() {
@@ -416,10 +419,15 @@ impl Prepared {
     }
 }
 
-/// Waits until the server has exactly `open` connections, i.e. has seen every close.
-fn settle(server: &ServerHandle, open: u64) -> Result<(), MeasureError> {
+/// Waits until the server has exactly `open` connections, i.e. has seen every close; for a
+/// server that does not count them, waits [`GRACE`].
+fn settle(server: &dyn Running, open: u64) -> Result<(), MeasureError> {
+    if server.open_connections().is_none() {
+        std::thread::sleep(GRACE);
+        return Ok(());
+    }
     let since = Instant::now();
-    while server.stats().connections_open != open {
+    while server.open_connections() != Some(open) {
         if since.elapsed() > SETTLE {
             return Err(MeasureError::Stalled);
         }

@@ -9,14 +9,17 @@ use serde::Serialize;
 use crate::machine::Provenance;
 use crate::measure::Measurement;
 
-/// A whole run: where it ran, how it was invoked, and every scenario's measurement.
+/// A whole run: where it ran, how it was invoked, and every measurement.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     /// Machine, date and revision.
     pub provenance: Provenance,
     /// The command that produced the report.
     pub command: String,
-    /// One entry per scenario, in the order run.
+    /// The subjects' names, in report order.
+    pub subjects: Vec<String>,
+    /// One entry per scenario and subject it applies to, in the order run (a scenario's
+    /// subjects one after another).
     pub scenarios: Vec<Measurement>,
 }
 
@@ -47,8 +50,9 @@ impl std::error::Error for ReportError {
     }
 }
 
-const HEADER: [&str; 12] = [
+const HEADER: [&str; 13] = [
     "scenario",
+    "server",
     "free list",
     "requests",
     "warm-up",
@@ -62,15 +66,19 @@ const HEADER: [&str; 12] = [
     "pool misses",
 ];
 
+/// A cell with nothing to say: a figure that does not apply to the row's server or scenario.
+const NONE: &str = "–";
+
 /// The table as Markdown, columns padded so it reads the same on a terminal.
 #[must_use]
 pub fn table(measurements: &[Measurement]) -> String {
-    let rows: Vec<[String; 12]> = measurements
+    let rows: Vec<[String; 13]> = measurements
         .iter()
         .map(|m| {
             [
                 format!("`{}`", m.scenario),
-                m.strategy.to_owned(),
+                m.subject.clone(),
+                m.strategy.unwrap_or(NONE).to_owned(),
                 m.requests.to_string(),
                 m.warmup.to_string(),
                 m.allocations.to_string(),
@@ -78,14 +86,14 @@ pub fn table(measurements: &[Measurement]) -> String {
                 per(m.allocations_per_request()),
                 per(m.bytes_per_request()),
                 m.allocations_per_connection()
-                    .map_or_else(|| "–".to_owned(), per),
+                    .map_or_else(|| NONE.to_owned(), per),
                 kib(m.peak_heap_bytes),
-                format!(
-                    "{} blocks / {}",
-                    m.pool.rented_blocks,
-                    kib(m.pool.peak_out_bytes)
+                m.pool.map_or_else(
+                    || NONE.to_owned(),
+                    |p| format!("{} blocks / {}", p.rented_blocks, kib(p.peak_out_bytes)),
                 ),
-                m.pool_misses.to_string(),
+                m.pool_misses
+                    .map_or_else(|| NONE.to_owned(), |n| n.to_string()),
             ]
         })
         .collect();
@@ -100,13 +108,13 @@ pub fn table(measurements: &[Measurement]) -> String {
     line(
         &mut out,
         &widths,
-        widths.iter().enumerate().map(|(i, _)| ("", i > 1)),
+        widths.iter().enumerate().map(|(i, _)| ("", i > 2)),
     );
     for row in &rows {
         line(
             &mut out,
             &widths,
-            row.iter().enumerate().map(|(i, c)| (c.as_str(), i > 1)),
+            row.iter().enumerate().map(|(i, c)| (c.as_str(), i > 2)),
         );
     }
     out
@@ -151,7 +159,10 @@ fn kib(bytes: usize) -> String {
 #[must_use]
 pub fn markdown(report: &Report) -> String {
     let p = &report.provenance;
-    let mut out = String::from("# Allocations per request: server-demo\n\n");
+    let mut out = format!(
+        "# Allocations per request: {}\n\n",
+        report.subjects.join(", ")
+    );
     let _ = write!(
         out,
         "Produced by `{}` on {}, git revision `{}`.\n\
@@ -166,13 +177,16 @@ pub fn markdown(report: &Report) -> String {
         that window, and the per-request columns divide them by its requests. `allocs/new \
         conn` is for scenarios that open a connection per request. `peak heap` is the \
         largest live heap since the scenario's server started, its pool's preallocated slabs \
-        included. The pool columns are read after the window: blocks still rented, the peak \
-        of bytes out of the shared free lists, and the window's gets that found a free list \
-        empty.\n\n\
-        Server: one worker, idle eviction off, every other setting at its default. The \
-        allocation sites of each scenario, start-up included, are in `dhat-<scenario>.json` \
-        (open it in dhat's `dh_view.html`); `allocs.svg` plots each window's cumulative \
-        allocations against its requests.\n",
+        included. The pool columns, for a server built on bufslab, are read after the window: \
+        blocks still rented, the peak of bytes out of the shared free lists, and the window's \
+        gets that found a free list empty. `–`: does not apply.\n\n\
+        Servers: one worker each. server-demo with idle eviction off and every other setting \
+        at its default; hyper 1.x as the load harness's `hyper_baseline` (one current-thread \
+        tokio runtime, `http1` with pipeline flush). The free-list scenarios apply to \
+        server-demo only. The allocation sites of each run, start-up included, are in \
+        `dhat-<server>-<scenario>.json` (open it in dhat's `dh_view.html`); `allocs.svg` plots \
+        each window's cumulative allocations against its requests, one panel per scenario, \
+        one line per server.\n",
     );
     out
 }

@@ -143,13 +143,14 @@ impl Scenario {
         }
     }
 
-    /// The pool's free list for this scenario: the server's default except in the A/B pair.
+    /// The pool free list this scenario asks of the server: `Some` only for the A/B pair,
+    /// which only a server built on bufslab can honour; `None`: the server's default.
     #[must_use]
-    pub fn strategy(self) -> Strategy {
+    pub fn strategy(self) -> Option<Strategy> {
         match self {
-            Scenario::PlaintextQueue => Strategy::Queue,
-            Scenario::PlaintextStack => Strategy::Stack,
-            _ => Strategy::default(),
+            Scenario::PlaintextQueue => Some(Strategy::Queue),
+            Scenario::PlaintextStack => Some(Strategy::Stack),
+            _ => None,
         }
     }
 

@@ -1,0 +1,193 @@
+//! The binary's whole run, for any set of subjects: parse the command line, measure every
+//! scenario against every subject it applies to (side by side: a scenario's subjects one after
+//! another), and write the report, the profiles and the chart.
+//!
+//! The `alloc-reports` binary is [`main_with`] over [`subject::builtin`](crate::subject::builtin);
+//! a binary of one's own with more subjects is the same call over a longer list (see
+//! [`crate::subject`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::chart::{self, ChartError};
+use crate::cli::{self, CliError, Command, USAGE};
+use crate::machine::Provenance;
+use crate::measure::{self, MeasureError, Options, Profile, Stage};
+use crate::report::{self, Report, ReportError};
+use crate::scenario::Scenario;
+use crate::subject::{valid_name, Subject};
+
+/// Why a run failed.
+#[derive(Debug)]
+enum Error {
+    Cli(CliError),
+    BadSubjectName(String),
+    OutDir(PathBuf, std::io::Error),
+    Measure(String, &'static str, MeasureError),
+    Report(ReportError),
+    Chart(ChartError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Cli(e) => write!(f, "{e}\n\n{USAGE}"),
+            Error::BadSubjectName(name) => write!(
+                f,
+                "subject name `{name}`: use lowercase letters, digits and `-`, each name once"
+            ),
+            Error::OutDir(dir, e) => write!(f, "cannot create {}: {e}", dir.display()),
+            Error::Measure(subject, scenario, e) => write!(f, "{subject}, {scenario}: {e}"),
+            Error::Report(e) => e.fmt(f),
+            Error::Chart(e) => e.fmt(f),
+        }
+    }
+}
+
+/// `main` of a binary that measures `subjects`: reads the command line, runs, and returns the
+/// exit status: 0 done, 1 a measurement or a file failed, 2 a bad command line. dhat must be
+/// that binary's global allocator.
+#[must_use]
+pub fn main_with(subjects: &[Box<dyn Subject>]) -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match cli::parse(args.clone()) {
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Run {
+            scenarios,
+            subjects: names,
+            options,
+            out,
+        }) => {
+            let chosen = match choose(subjects, &names) {
+                Ok(chosen) => chosen,
+                Err(e) => {
+                    eprintln!("alloc-reports: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match run(&chosen, &scenarios, options, &out, &args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("alloc-reports: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("alloc-reports: {}", Error::Cli(e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The subjects `names` asks for, in the order given (all of them when `names` is empty),
+/// once their names are checked.
+fn choose<'a>(
+    subjects: &'a [Box<dyn Subject>],
+    names: &[String],
+) -> Result<Vec<&'a dyn Subject>, Error> {
+    for (i, s) in subjects.iter().enumerate() {
+        let name = s.name();
+        if !valid_name(name) || subjects[..i].iter().any(|t| t.name() == name) {
+            return Err(Error::BadSubjectName(name.to_owned()));
+        }
+    }
+    if names.is_empty() {
+        return Ok(subjects.iter().map(AsRef::as_ref).collect());
+    }
+    names
+        .iter()
+        .map(|name| {
+            subjects
+                .iter()
+                .find(|s| s.name() == name)
+                .map(AsRef::as_ref)
+                .ok_or_else(|| {
+                    let known = subjects.iter().map(|s| s.name().to_owned()).collect();
+                    Error::Cli(CliError::Subject(name.clone(), known))
+                })
+        })
+        .collect()
+}
+
+fn run(
+    subjects: &[&dyn Subject],
+    scenarios: &[Scenario],
+    options: Options,
+    out: &Path,
+    args: &[String],
+) -> Result<(), Error> {
+    std::fs::create_dir_all(out).map_err(|e| Error::OutDir(out.to_path_buf(), e))?;
+    let provenance = Provenance::collect(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let runs: Vec<(&dyn Subject, Scenario)> = scenarios
+        .iter()
+        .flat_map(|&scenario| {
+            subjects
+                .iter()
+                .filter(move |s| s.applies_to(scenario))
+                .map(move |&s| (s, scenario))
+        })
+        .collect();
+    let total: u64 = runs
+        .iter()
+        .map(|&(_, s)| {
+            let (warm, measured) = measure::planned_writes(s, options);
+            (warm + measured) * s.per_write()
+        })
+        .sum();
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} requests  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    // No steady tick: a ticker thread would allocate while it draws, inside the windows.
+    let mut measurements = Vec::with_capacity(runs.len());
+    for (subject, scenario) in runs {
+        bar.set_message(format!("{} {}", subject.name(), scenario.name()));
+        let profile = out.join(format!("dhat-{}-{}.json", subject.name(), scenario.name()));
+        let m = measure::run_profiled(
+            subject,
+            scenario,
+            options,
+            Profile::File(&profile),
+            &mut |stage| match stage {
+                Stage::WarmedUp(n) | Stage::Measured(n) => bar.inc(n),
+            },
+            // dhat reports on stderr as it writes the profile; keep that above the bar.
+            |profiler| bar.suspend(|| drop(profiler)),
+        )
+        .map_err(|e| Error::Measure(subject.name().to_owned(), scenario.name(), e))?;
+        measurements.push(m);
+    }
+    bar.finish_and_clear();
+
+    let mut command = String::from("cargo run --release -p alloc-reports");
+    if !args.is_empty() {
+        command.push_str(" --");
+        for a in args {
+            command.push(' ');
+            command.push_str(a);
+        }
+    }
+    let report = Report {
+        provenance,
+        command,
+        subjects: subjects.iter().map(|s| s.name().to_owned()).collect(),
+        scenarios: measurements,
+    };
+    print!("{}", report::table(&report.scenarios));
+    report::write(out, &report).map_err(Error::Report)?;
+    chart::draw(&out.join("allocs.svg"), &report.subjects, &report.scenarios)
+        .map_err(Error::Chart)?;
+    println!(
+        "\nwrote {}: report.md, report.json, allocs.svg, dhat-<subject>-<scenario>.json",
+        out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,181 @@
+//! What alloc-reports measures: a [`Subject`] is a server it can start in process, once per
+//! scenario, on a free loopback port, and stop afterwards.
+//!
+//! Two are built in: [`ServerDemo`] (this workspace's server; the test gates on it) and
+//! [`Hyper`] (the hyper 1.x baseline of the load harness, reported beside it). Any other
+//! server that can run inside this process can be measured the same way: implement
+//! [`Subject`] and [`Running`] and hand it to [`crate::run::main_with`] (or to
+//! [`crate::measure::run_profiled`] in a test).
+//!
+//! # Examples
+//!
+//! A server of one's own, here a thread that answers every connection with one fixed
+//! response and closes it:
+//!
+//! ```no_run
+//! use std::io::{Read, Write};
+//! use std::net::{SocketAddr, TcpListener};
+//! use std::process::ExitCode;
+//!
+//! use alloc_reports::subject::{Running, Subject, SubjectError, Hyper, ServerDemo};
+//! use alloc_reports::Scenario;
+//!
+//! #[global_allocator]
+//! static ALLOC: dhat::Alloc = dhat::Alloc;
+//!
+//! struct Tiny;
+//!
+//! struct TinyRunning {
+//!     addr: SocketAddr,
+//! }
+//!
+//! impl Subject for Tiny {
+//!     fn name(&self) -> &str {
+//!         "tiny"
+//!     }
+//!
+//!     // Only the scenarios this server can answer as expected.
+//!     fn applies_to(&self, scenario: Scenario) -> bool {
+//!         scenario == Scenario::ConnectClose
+//!     }
+//!
+//!     fn start(&self, _scenario: Scenario) -> Result<Box<dyn Running>, SubjectError> {
+//!         let listener = TcpListener::bind("127.0.0.1:0")?;
+//!         let addr = listener.local_addr()?;
+//!         std::thread::spawn(move || {
+//!             let mut head = [0u8; 1024];
+//!             for mut conn in listener.incoming().flatten() {
+//!                 let _ = conn.read(&mut head);
+//!                 let _ = conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+//!             }
+//!         });
+//!         Ok(Box::new(TinyRunning { addr }))
+//!     }
+//! }
+//!
+//! impl Running for TinyRunning {
+//!     fn local_addr(&self) -> SocketAddr {
+//!         self.addr
+//!     }
+//!
+//!     // Without `open_connections`, the window waits a fixed grace period for closes.
+//!     fn stop(self: Box<Self>) -> Result<(), SubjectError> {
+//!         Ok(()) // a real server joins its threads here
+//!     }
+//! }
+//!
+//! fn main() -> ExitCode {
+//!     let subjects: Vec<Box<dyn Subject>> =
+//!         vec![Box::new(ServerDemo::default()), Box::new(Hyper), Box::new(Tiny)];
+//!     alloc_reports::run::main_with(&subjects)
+//! }
+//! ```
+
+use std::net::SocketAddr;
+
+use ::server_demo::PoolStats;
+
+use crate::scenario::Scenario;
+
+mod hyper;
+mod server_demo;
+
+pub use self::hyper::Hyper;
+pub use self::server_demo::ServerDemo;
+
+/// Why a subject's server did not start or stop cleanly: whatever error the server has.
+pub type SubjectError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A server that alloc-reports can start, measure and stop.
+pub trait Subject {
+    /// The name in the report, in `--subject` and in the profiles' file names: lowercase
+    /// ASCII letters, digits and `-`, distinct among the subjects of a run. A variant of a
+    /// server (another configuration, another I/O driver) is a subject of its own, with a
+    /// name of its own.
+    fn name(&self) -> &str;
+
+    /// Whether `scenario` applies. By default every scenario that does not ask for a pool
+    /// free list ([`Scenario::strategy`]), which only a server built on bufslab can honour.
+    fn applies_to(&self, scenario: Scenario) -> bool {
+        scenario.strategy().is_none()
+    }
+
+    /// Starts a server for `scenario` in this process, listening on a free loopback port,
+    /// with one worker thread where the server has a choice (so that warm-up fills the
+    /// caches the window uses). It runs under the profiler: its start-up heap counts in
+    /// `peak heap`, not in the window.
+    ///
+    /// # Errors
+    /// When the server cannot start.
+    fn start(&self, scenario: Scenario) -> Result<Box<dyn Running>, SubjectError>;
+}
+
+/// A server that a [`Subject`] started. Nothing here may allocate: `open_connections` and
+/// `pool` are read inside the measured window.
+pub trait Running {
+    /// The address the server listens on.
+    fn local_addr(&self) -> SocketAddr;
+
+    /// Connections the server has open now, if it counts them. The window ends once this
+    /// equals the client's (so a close is the server's work inside the window); without it
+    /// the window waits [`crate::measure::GRACE`] instead.
+    fn open_connections(&self) -> Option<u64> {
+        None
+    }
+
+    /// The buffer pool's counters, for a server built on bufslab (`bufslab::Stats` converts
+    /// into [`PoolStats`]).
+    fn pool(&self) -> Option<PoolStats> {
+        None
+    }
+
+    /// The pool's free list (`queue` or `stack`), for a server built on bufslab.
+    fn free_list(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Stops the server and waits for its threads, so that every allocation it makes is
+    /// over before the profile is written.
+    ///
+    /// # Errors
+    /// When the server did not stop cleanly.
+    fn stop(self: Box<Self>) -> Result<(), SubjectError>;
+}
+
+/// The built-in subjects, in report order: server-demo, then hyper.
+#[must_use]
+pub fn builtin() -> Vec<Box<dyn Subject>> {
+    vec![Box::new(ServerDemo::default()), Box::new(Hyper)]
+}
+
+/// Whether `name` can name a subject: non-empty lowercase ASCII letters, digits and `-`.
+#[must_use]
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_names_are_valid_and_distinct() {
+        let subjects = builtin();
+        let names: Vec<&str> = subjects.iter().map(|s| s.name()).collect();
+        assert_eq!(names, ["server-demo", "hyper"]);
+        assert!(names.iter().all(|n| valid_name(n)));
+        assert!(!valid_name("") && !valid_name("a/b") && !valid_name("Hyper"));
+    }
+
+    #[test]
+    fn pool_scenarios_apply_to_server_demo_only() {
+        for s in Scenario::ALL {
+            assert!(ServerDemo::default().applies_to(s));
+            let hyper = s.strategy().is_none() && s != Scenario::Malformed;
+            assert_eq!(Hyper.applies_to(s), hyper, "{}", s.name());
+        }
+    }
+}
