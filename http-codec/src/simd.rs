@@ -178,7 +178,12 @@ pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn find_non_reg_name(buf: &[u8], i: usize) -> usize {
-    find16(buf, i, x86::non_reg_name_mask, crate::scan::find_non_reg_name)
+    find16(
+        buf,
+        i,
+        x86::non_reg_name_mask,
+        crate::scan::find_non_reg_name,
+    )
 }
 
 /// Index of the first byte at or after `i` that is not `[A-Za-z0-9-]`.
