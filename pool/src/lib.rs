@@ -49,21 +49,26 @@
 //! **Two free-list strategies** ([`FreeList`]), usable side by side in one binary
 //! (`Pool<QueueFreeList>`, `Pool<StackFreeList>`): a FIFO lock-free queue, the strategy Kestrel
 //! shipped, and a LIFO mutex-guarded stack that hands back the block returned last, still warm
-//! in cache. The cargo feature `stack` makes the stack the default. Which wins where, measured,
-//! is in the crate's README.
+//! in cache. `Pool` without a parameter is always `Pool<QueueFreeList>`: no cargo feature changes
+//! it. When to pick which is in the crate's README.
 //!
-//! **Per-thread fast path.** A [`LocalCache`] (not `Send`) keeps a small stash per class and
-//! serves gets and puts with no atomic read-modify-write and no lock, refilling and flushing half
-//! its capacity at a time. A block dropped on another thread takes the remote-return path: into
-//! that thread's own cache of the pool if it has one, else straight onto the shared free list.
-//! Either way it is back in its pool, owned once.
+//! **Per-thread fast path.** Each thread can keep a cache of a pool: a small stash per class
+//! that serves gets and puts with no atomic read-modify-write and no lock, refilling and
+//! flushing half its capacity at a time. A thread that owns its work holds it as a
+//! [`LocalCache`] (not `Send`); a task that moves between threads (tokio's multi-thread runtime)
+//! reaches the cache of whichever thread it runs on with [`Pool::get_local`], which makes the
+//! cache on first use and sends its blocks home when the thread exits. A block dropped on
+//! another thread takes the remote-return path: into that thread's own cache of the pool if it
+//! has one, else straight onto the shared free list. Either way it is back in its pool, owned
+//! once.
 //!
 //! **Buffers.** [`PoolBuf`] owns a rented block: `Deref<Target = [u8]>` over the filled part,
 //! [`bytes::BufMut`] (so `tokio::io::AsyncReadExt::read_buf` fills it), [`bytes::Buf`],
 //! `std::io::{Read, Write}` and [`PoolBuf::read_from`] for any `std::io::Read`.
 //! [`PoolBuf::freeze`] turns it into [`PoolBytes`], a cloneable read-only view whose block returns
 //! when the last clone drops; [`PoolBuf::into_bytes`] gives a [`bytes::Bytes`] over the same
-//! memory (one small allocation, for `Bytes`' owner record).
+//! memory (one small allocation, for `Bytes`' owner record), and [`PoolBytes::try_into_mut`]
+//! makes the last view writable again.
 //!
 //! **Shrinking.** [`Pool::trim`] gives every fully free slab above the preallocated floor back to
 //! the allocator. [`Pool::evict_idle`], called periodically, is the idle policy: when returns kept
@@ -82,8 +87,18 @@
 //!
 //! After warm-up (the slabs a workload needs exist, each thread's cache exists), renting,
 //! writing, returning, freezing and dropping views perform no heap allocation. The crate's tests
-//! check this with dhat. Growing a class allocates one slab; `trim`, `evict_idle` and creating a
-//! `LocalCache` allocate a little bookkeeping.
+//! check this with dhat. Growing a class allocates one slab; `trim`, `evict_idle` and making a
+//! thread's cache of a pool (its first `LocalCache` or `get_local`) allocate a little
+//! bookkeeping.
+//!
+//! # Public API and features
+//!
+//! The public API names only `std` types and `bytes` types (`Buf`, `BufMut`, `Bytes`): the free
+//! lists' crates (`crossbeam-queue`, `parking_lot`) are private dependencies, and a test
+//! (`tests/public_api.rs`, on rustdoc's JSON) fails if one of their types shows up. The only
+//! cargo feature, `debug`, adds checks and changes no type or signature, so a build that turns
+//! it on for one crate breaks no other (`tests/additive_features.rs` checks a crate outside the
+//! workspace with every feature on).
 //!
 //! # Limits
 //!
@@ -92,6 +107,8 @@
 //! room for all of its blocks when the pool is built.
 
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+// docs.rs builds with `--cfg docsrs` and every feature: mark what the `debug` feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod buf;
@@ -117,6 +134,7 @@ mod thread_cache;
 pub use buf::PoolBuf;
 pub use config::{Builder, ClassConfig};
 #[cfg(feature = "debug")]
+#[cfg_attr(docsrs, doc(cfg(feature = "debug")))]
 pub use debug::POISON;
 pub use error::{ConfigError, Error};
 pub use free_list::{DefaultFreeList, FreeList};
@@ -127,3 +145,8 @@ pub use queue::QueueFreeList;
 pub use raw::RawBlock;
 pub use stack::StackFreeList;
 pub use stats::{ClassStats, Stats};
+
+// The README's example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -488,6 +488,11 @@ impl<F: FreeList> Shared<F> {
             self.allocated.fetch_sub(bytes, Ordering::Relaxed);
             return Err(Error::OutOfMemory { slab_bytes: bytes });
         };
+        #[cfg(feature = "debug")]
+        // SAFETY: the slab was just made and no block of it is out.
+        unsafe {
+            crate::debug::poison_slab(slab.as_ref())
+        };
         // SAFETY: `this` is the pointer of a live Arc (the caller holds it). The count is the slab's, given back
         // when the slab is freed (`free_slabs`).
         unsafe { Arc::increment_strong_count(this) };

@@ -182,11 +182,6 @@ impl Slab {
         // SAFETY: `header` is in bounds, aligned, and not yet initialised; the ref counts are
         // zeroed memory, a valid `AtomicU32` (and debug state) zero.
         unsafe { header.as_ptr().write(slab) };
-        #[cfg(feature = "debug")]
-        // SAFETY: the slab was just made and no block of it is out.
-        unsafe {
-            crate::debug::poison_slab(header.as_ref())
-        };
         Some(header)
     }
 
@@ -301,12 +296,8 @@ mod tests {
                 assert_eq!(block.ptr().as_ptr() as usize % BLOCK_ALIGN, 0);
                 // SAFETY: the block is owned here, `block_size` bytes long and initialised.
                 let bytes = unsafe { std::slice::from_raw_parts(block.ptr().as_ptr(), block_size) };
-                // Zeroed when made; the debug feature then poisons free blocks.
-                #[cfg(not(feature = "debug"))]
-                let fill = 0;
-                #[cfg(feature = "debug")]
-                let fill = crate::debug::POISON;
-                assert!(bytes.iter().all(|&b| b == fill));
+                // Zeroed when made (the pool's debug feature poisons them afterwards).
+                assert!(bytes.iter().all(|&b| b == 0));
             }
             // SAFETY: no block is out or listed anywhere.
             unsafe { Slab::free(slab) };

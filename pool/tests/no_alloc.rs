@@ -1,5 +1,5 @@
 //! After warm-up, renting, writing, returning, freezing and dropping views allocate nothing,
-//! through the shared pool and through a local cache, for both strategies. dhat counts every
+//! through the shared pool, a local cache and `get_local`, for both strategies. dhat counts every
 //! heap allocation of the process (dhat allows one profiler per process: one test here).
 #![cfg(not(miri))]
 
@@ -34,6 +34,10 @@ fn workload<F: FreeList>(pool: &Pool<F>, cache: &bufslab::LocalCache<F>) {
         // A block returned on another thread's behalf: straight to the shared list.
         let c = pool.try_get(10).unwrap();
         drop(c);
+        // The per-thread path a task of a multi-thread runtime takes: the cache found through
+        // the thread (this thread's `LocalCache` here).
+        let d = pool.get_local(10).unwrap();
+        drop(d);
     }
 }
 
@@ -69,4 +73,18 @@ fn hot_path_allocates_nothing() {
     drop(bytes);
     let after = dhat::HeapStats::get();
     dhat::assert_eq!(after.total_blocks - before.total_blocks, 1);
+
+    // `get_local` on a thread with no other cache: one allocation round to make the cache on
+    // first use, none after.
+    let pool = Pool::new();
+    drop(pool.get_local(10).unwrap());
+    let before = dhat::HeapStats::get();
+    for _ in 0..100 {
+        let mut buf = pool.get_local(10).unwrap();
+        buf.put_slice(b"x");
+        drop(buf.freeze());
+    }
+    let after = dhat::HeapStats::get();
+    dhat::assert_eq!(after.total_blocks - before.total_blocks, 0);
+    pool.release_local();
 }
