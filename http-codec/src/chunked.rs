@@ -360,22 +360,32 @@ impl ChunkedDecoder {
     /// Counts one byte against the per-body extension limit.
     #[inline]
     fn count_extension(&mut self) -> Result<(), Error> {
-        self.ext_bytes += 1;
-        if self.ext_bytes > self.max_ext_bytes {
-            Err(Error::InvalidChunkExtension)
-        } else {
-            Ok(())
-        }
+        count(
+            &mut self.ext_bytes,
+            self.max_ext_bytes,
+            Error::InvalidChunkExtension,
+        )
     }
 
+    /// Counts one byte against the trailer-section limit.
     #[inline]
     fn count_trailer(&mut self) -> Result<(), Error> {
-        self.trailer_bytes += 1;
-        if self.trailer_bytes > self.max_trailer_bytes {
-            Err(Error::InvalidTrailer)
-        } else {
-            Ok(())
-        }
+        count(
+            &mut self.trailer_bytes,
+            self.max_trailer_bytes,
+            Error::InvalidTrailer,
+        )
+    }
+}
+
+/// Adds one byte to `used`; `over` once it passes `max`.
+#[inline]
+fn count(used: &mut u64, max: u64, over: Error) -> Result<(), Error> {
+    *used += 1;
+    if *used > max {
+        Err(over)
+    } else {
+        Ok(())
     }
 }
 

@@ -17,14 +17,16 @@ pub enum Error {
     // ---- request line (RFC 9112 §3) ----
     /// The method is empty or contains a byte that is not a `tchar` (RFC 9110 §9.1, §5.6.2).
     InvalidMethod,
-    /// The request-target is empty, contains a byte outside `%x21-7E`, or is not in a form the
-    /// method allows (RFC 9112 §3.2).
+    /// The request-target is empty, contains a byte outside `%x21-7E`, is not in a form the
+    /// method allows, or its authority is not `uri-host [ ":" port ]` (userinfo included; an
+    /// `http` URI needs a host) (RFC 9112 §3.2, RFC 9110 §4.2).
     InvalidTarget,
     /// The request line is not `method SP request-target SP HTTP-version` (RFC 9112 §3).
     InvalidRequestLine,
     /// The HTTP-version is not `HTTP/DIGIT.DIGIT` (RFC 9112 §2.3).
     InvalidVersion,
-    /// A well-formed version other than HTTP/1.0 and HTTP/1.1 (RFC 9110 §15.6.6).
+    /// A well-formed version whose major version is not 1 (RFC 9110 §15.6.6). A higher minor
+    /// version, `HTTP/1.2` say, is parsed as HTTP/1.1 (RFC 9112 §2.3).
     UnsupportedVersion,
     /// The HTTP/2 connection preface `PRI * HTTP/2.0` arrived on an HTTP/1 connection
     /// (RFC 9113 §3.4).
@@ -84,7 +86,9 @@ pub enum Error {
     InvalidChunkSize,
     /// A chunk size does not fit in `u64`.
     ChunkSizeOverflow,
-    /// A chunk extension contains a forbidden byte or is longer than the decoder's limit.
+    /// A chunk extension is not `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )`
+    /// (RFC 9112 §7.1.1), or the body's extensions are longer than
+    /// [`Config::with_max_chunk_extension_bytes`](crate::Config::with_max_chunk_extension_bytes).
     InvalidChunkExtension,
     /// Chunk data is not followed by CRLF.
     InvalidChunkTerminator,
