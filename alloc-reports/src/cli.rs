@@ -1,5 +1,6 @@
 //! Command-line flags, read with [`lexopt`] as server-demo reads its own (its `cli` module
-//! says why lexopt rather than clap).
+//! says why lexopt rather than clap). A flag that is unknown, lacks its value or is not a flag
+//! at all is reported as server-demo reports it, with its [`server_demo::CliError`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -50,10 +51,8 @@ pub enum Command {
 /// status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CliError {
-    /// A flag this program does not know.
-    UnknownFlag(String),
-    /// A flag given without its value.
-    MissingValue(String),
+    /// An unknown flag, a flag without its value, or an argument that is not a flag.
+    Syntax(server_demo::CliError),
     /// A count that is not a positive integer (or, for `--warmup`, a non-negative one).
     BadCount(&'static str, String),
     /// A value that is not UTF-8 text.
@@ -62,16 +61,12 @@ pub enum CliError {
     Scenario(UnknownScenario),
     /// A subject name that is not among the run's subjects; holds the known ones.
     Subject(String, Vec<String>),
-    /// An argument that is not a flag (this program takes none), or the value of a flag that
-    /// takes none (`--help=x`).
-    UnexpectedArgument(String),
 }
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::UnknownFlag(flag) => write!(f, "unknown flag `{flag}`"),
-            CliError::MissingValue(flag) => write!(f, "flag `{flag}` needs a value"),
+            CliError::Syntax(e) => e.fmt(f),
             CliError::BadCount(flag, value) => {
                 write!(f, "flag `{flag}` needs a count, got `{value}`")
             }
@@ -80,7 +75,6 @@ impl fmt::Display for CliError {
             CliError::Subject(name, known) => {
                 write!(f, "unknown subject `{name}` (known: {})", known.join(" "))
             }
-            CliError::UnexpectedArgument(arg) => write!(f, "unexpected argument `{arg}`"),
         }
     }
 }
@@ -89,18 +83,13 @@ impl std::error::Error for CliError {}
 
 impl From<lexopt::Error> for CliError {
     fn from(e: lexopt::Error) -> Self {
-        match e {
-            lexopt::Error::MissingValue { option } => {
-                CliError::MissingValue(option.unwrap_or_default())
-            }
-            lexopt::Error::UnexpectedOption(flag) => CliError::UnknownFlag(flag),
-            lexopt::Error::UnexpectedArgument(arg) => {
-                CliError::UnexpectedArgument(arg.to_string_lossy().into_owned())
-            }
-            // A value after `=` for a flag that takes none, and what lexopt reports only from
-            // helpers this module does not call.
-            other => CliError::UnexpectedArgument(other.to_string()),
-        }
+        CliError::Syntax(e.into())
+    }
+}
+
+impl From<server_demo::CliError> for CliError {
+    fn from(e: server_demo::CliError) -> Self {
+        CliError::Syntax(e)
     }
 }
 
@@ -142,13 +131,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
                 }
             }
             Arg::Long("out") => out = PathBuf::from(p.value()?),
-            Arg::Long(flag) => return Err(CliError::UnknownFlag(format!("--{flag}"))),
-            Arg::Short(c) => return Err(CliError::UnknownFlag(format!("-{c}"))),
-            Arg::Value(v) => {
-                return Err(CliError::UnexpectedArgument(
-                    v.to_string_lossy().into_owned(),
-                ))
-            }
+            other => return Err(server_demo::CliError::not_expected(other).into()),
         }
     }
     if scenarios.is_empty() {
@@ -182,6 +165,7 @@ fn count(p: &mut Parser, flag: &'static str, min: u64) -> Result<u64, CliError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use server_demo::CliError as Syntax;
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
@@ -230,7 +214,9 @@ mod tests {
         );
         assert_eq!(
             parse(args("--warmup")),
-            Err(CliError::MissingValue("--warmup".to_owned()))
+            Err(CliError::Syntax(Syntax::MissingValue(
+                "--warmup".to_owned()
+            )))
         );
         assert!(matches!(
             parse(args("--scenario nope")),
@@ -238,15 +224,17 @@ mod tests {
         ));
         assert_eq!(
             parse(args("--bogus")),
-            Err(CliError::UnknownFlag("--bogus".to_owned()))
+            Err(CliError::Syntax(Syntax::UnknownFlag("--bogus".to_owned())))
         );
         assert_eq!(
             parse(args("-q")),
-            Err(CliError::UnknownFlag("-q".to_owned()))
+            Err(CliError::Syntax(Syntax::UnknownFlag("-q".to_owned())))
         );
         assert_eq!(
             parse(args("json")),
-            Err(CliError::UnexpectedArgument("json".to_owned()))
+            Err(CliError::Syntax(Syntax::UnexpectedArgument(
+                "json".to_owned()
+            )))
         );
         assert_eq!(parse(args("-h")), Ok(Command::Help));
         assert_eq!(parse(args("--requests 5 --help")), Ok(Command::Help));

@@ -33,6 +33,7 @@ usage: server-demo [flags]
   --pool-max-bytes N        bound on the buffer pool's memory (default 268435456)
   --pool-prealloc-slabs N   4 KiB-block slabs allocated at start (default 4)
   --pool-strategy S         the pool's shared free list: queue (FIFO) or stack (LIFO) (default queue)
+  --io MODE                 I/O driver: auto (io_uring where it works, else epoll), epoll, uring (default auto)
   -h, --help                this text
 ";
 
@@ -102,6 +103,20 @@ impl From<lexopt::Error> for CliError {
     }
 }
 
+impl CliError {
+    /// The error for an argument that no flag of the program matched: an unknown flag (long
+    /// or short), or a value where a flag was expected. For other programs' command lines
+    /// read with lexopt too, so that every binary words these errors alike.
+    #[must_use]
+    pub fn not_expected(arg: Arg<'_>) -> CliError {
+        match arg {
+            Arg::Long(name) => CliError::UnknownFlag(format!("--{name}")),
+            Arg::Short(c) => CliError::UnknownFlag(format!("-{c}")),
+            Arg::Value(v) => CliError::UnexpectedArgument(v.to_string_lossy().into_owned()),
+        }
+    }
+}
+
 /// The value of `flag` (the next argument, or what follows `=`), parsed as `T`.
 fn value<T: FromStr>(p: &mut Parser, flag: &str, expected: &'static str) -> Result<T, CliError> {
     let raw: OsString = p.value()?;
@@ -137,16 +152,12 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
     let mut cfg = Config::default();
     let mut p = Parser::from_args(args);
     while let Some(arg) = p.next()? {
-        let flag = match arg {
+        let f = match arg {
             Arg::Short('h') | Arg::Long("help") => return Ok(Command::Help),
-            Arg::Long(name) => format!("--{name}"),
-            Arg::Short(c) => return Err(CliError::UnknownFlag(format!("-{c}"))),
-            Arg::Value(v) => {
-                return Err(CliError::UnexpectedArgument(
-                    v.to_string_lossy().into_owned(),
-                ))
-            }
+            Arg::Long(name) => name,
+            other => return Err(CliError::not_expected(other)),
         };
+        let flag = format!("--{f}");
         let f = flag.as_str();
         match f {
             "--addr" => {
@@ -166,7 +177,8 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--pool-max-bytes" => cfg.pool.max_bytes = value(&mut p, f, COUNT)?,
             "--pool-prealloc-slabs" => cfg.pool.prealloc_slabs = value(&mut p, f, COUNT)?,
             "--pool-strategy" => cfg.pool.strategy = value(&mut p, f, "queue or stack")?,
-            _ => return Err(CliError::UnknownFlag(flag)),
+            "--io" => cfg.io = value(&mut p, f, "auto, epoll or uring")?,
+            _ => return Err(CliError::UnknownFlag(flag.clone())),
         }
     }
     Ok(Command::Serve(cfg))
