@@ -16,6 +16,7 @@ usage: benches/load/soak.sh [flags]
   --secs S          traffic time, warm-up included (default 600)
   --warm-secs S     warm-up before the warm RSS figure (default: secs / 10, 5 ..= 60)
   --seed N          the client's random seed (default 1)
+  --io MODE         the server's I/O driver (--io of server-demo; default: the server's own)
   --server-cpu N    CPU for the server (default 0)
   --client-cpu N    CPU for the client (default 1)
   --report FILE     where the report goes (default RELIABILITY.md; - for none)
@@ -30,6 +31,7 @@ SEED=1
 SERVER_CPU=0
 CLIENT_CPU=1
 REPORT=RELIABILITY.md
+IO=
 BUILD=1
 ARGS=("$@")
 while [ $# -gt 0 ]; do
@@ -44,6 +46,8 @@ while [ $# -gt 0 ]; do
 	--server-cpu=*) SERVER_CPU=${1#*=}; shift ;;
 	--client-cpu) CLIENT_CPU=$2; shift 2 ;;
 	--client-cpu=*) CLIENT_CPU=${1#*=}; shift ;;
+	--io) IO=$2; shift 2 ;;
+	--io=*) IO=${1#*=}; shift ;;
 	--report) REPORT=$2; shift 2 ;;
 	--report=*) REPORT=${1#*=}; shift ;;
 	--no-build) BUILD=0; shift ;;
@@ -69,6 +73,7 @@ SERVER_FLAGS=(
 	--pool-max-bytes 1048576
 	--pool-prealloc-slabs 2
 )
+[ -n "$IO" ] && SERVER_FLAGS+=(--io "$IO")
 
 if [ "$BUILD" = 1 ]; then
 	cargo build --release -p server-demo -p bufslab-benches

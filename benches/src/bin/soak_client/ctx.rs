@@ -21,6 +21,8 @@ pub struct Stats {
     pub requests: u64,
     pub header_timeouts: u64,
     pub pool_allocated: u64,
+    /// The I/O driver, where `/stats` names it (`epoll`, `uring`).
+    pub driver: Option<&'static str>,
 }
 
 #[derive(Default)]
@@ -164,6 +166,12 @@ impl Ctx {
             header_timeouts: n("header_timeouts"),
             rented_blocks: pool("rented_blocks"),
             pool_allocated: pool("allocated_bytes"),
+            driver: match v.get("driver").and_then(serde_json::Value::as_str) {
+                Some("epoll") => Some("epoll"),
+                Some("uring") => Some("uring"),
+                Some(_) => Some("another"),
+                None => None,
+            },
         })
     }
 

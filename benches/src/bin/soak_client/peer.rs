@@ -277,6 +277,18 @@ impl Peer {
         }
     }
 
+    /// After a refusal `r`: it must be `status` with `Connection: close`, and the server close.
+    pub fn refused(&mut self, r: &Response, status: u16) -> Result<(), Fail> {
+        if r.head.status == status && r.head.closes() {
+            return self.expect_close();
+        }
+        Err(Fail::Wrong(format!(
+            "status {} close {} instead of {status} and close",
+            r.head.status,
+            r.head.closes()
+        )))
+    }
+
     /// Writes `head` and `body` and reads the response; a large body is written from a second
     /// thread meanwhile, since the server echoes it before it has all of it.
     pub fn send_read(

@@ -78,6 +78,9 @@ pub fn run(args: Args) -> Result<bool, String> {
         .unwrap_or_else(PoisonError::into_inner);
     let bursts = ctx.bursts.lock().unwrap_or_else(PoisonError::into_inner);
     let mut md = String::new();
+    if let Some(driver) = start.driver {
+        let _ = writeln!(md, "I/O driver, as `/stats` names it: `{driver}`.\n");
+    }
     let _ = writeln!(
         md,
         "| scenario | kind | exchanges | right | wrong | missing | not checked (by design) |\n\

@@ -238,17 +238,7 @@ fn slow_past(ctx: &Ctx, until: Instant) {
             Some(()) => peer.response(false),
             None => Err(Fail::Eof { got: peer.got }),
         };
-        let r = r.and_then(|r| {
-            if r.head.status == 408 && r.head.closes() {
-                peer.expect_close()
-            } else {
-                Err(Fail::Wrong(format!(
-                    "status {} close {} instead of 408 and close",
-                    r.head.status,
-                    r.head.closes()
-                )))
-            }
-        });
+        let r = r.and_then(|r| peer.refused(&r, 408));
         match r {
             Ok(()) => ctx.book.right(SLOW_408),
             Err(f) => ctx
@@ -357,17 +347,9 @@ fn oversized(ctx: &Ctx, rng: &mut Rng, until: Instant) {
                 continue;
             }
         };
-        let r = peer.send_read(&head, &body, false).and_then(|r| {
-            if r.head.status == want && r.head.closes() {
-                peer.expect_close()
-            } else {
-                Err(Fail::Wrong(format!(
-                    "status {} close {} instead of {want} and close",
-                    r.head.status,
-                    r.head.closes()
-                )))
-            }
-        });
+        let r = peer
+            .send_read(&head, &body, false)
+            .and_then(|r| peer.refused(&r, want));
         match r {
             Ok(()) => ctx.book.right(sc),
             Err(f) => ctx
