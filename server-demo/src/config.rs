@@ -45,6 +45,43 @@ impl std::str::FromStr for Strategy {
     }
 }
 
+/// Which driver moves the bytes of the connections (`--io`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IoMode {
+    /// io_uring when a ring with a provided buffer ring can be set up here, else epoll (with a
+    /// one-line reason on stderr).
+    #[default]
+    Auto,
+    /// Readiness with mio (epoll).
+    Epoll,
+    /// Completions with io_uring; the server does not start where io_uring is refused.
+    Uring,
+}
+
+impl IoMode {
+    /// The name the command line takes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Auto => "auto",
+            IoMode::Epoll => "epoll",
+            IoMode::Uring => "uring",
+        }
+    }
+}
+
+impl std::str::FromStr for IoMode {
+    type Err = ();
+
+    /// The inverse of [`IoMode::name`].
+    fn from_str(s: &str) -> Result<Self, ()> {
+        [IoMode::Auto, IoMode::Epoll, IoMode::Uring]
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or(())
+    }
+}
+
 /// How the shared buffer pool is sized. Every worker draws from the same pool through its own
 /// local cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +138,8 @@ pub struct Config {
     pub evict_interval: Option<Duration>,
     /// The pool's sizing.
     pub pool: PoolConfig,
+    /// The I/O driver.
+    pub io: IoMode,
     /// Optional heap-allocation counter (total allocations so far), reported by `/stats`.
     /// The binary sets it when built with the `dhat-heap` feature.
     pub alloc_counter: Option<fn() -> u64>,
@@ -120,6 +159,7 @@ impl Default for Config {
             shutdown_grace: Duration::from_secs(5),
             evict_interval: Some(Duration::from_secs(10)),
             pool: PoolConfig::default(),
+            io: IoMode::default(),
             alloc_counter: None,
         }
     }

@@ -8,7 +8,7 @@
 
 use std::process::ExitCode;
 
-use server_demo::{parse_args, Command, Config, Server, SMALL_BLOCK, USAGE};
+use server_demo::{parse_args, Command, Config, Server, ServerError, SMALL_BLOCK, USAGE};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
@@ -53,6 +53,11 @@ fn main() -> ExitCode {
     let workers = config.workers;
     let server = match Server::start(config) {
         Ok(s) => s,
+        // An explicit `--io uring` that cannot run is a usage error, like a bad flag.
+        Err(e @ ServerError::Uring(_)) => {
+            eprintln!("server-demo: {e}");
+            return ExitCode::from(2);
+        }
         Err(e) => {
             eprintln!("server-demo: {e}");
             return ExitCode::FAILURE;

@@ -11,8 +11,9 @@ use bufslab::{FreeList, Pool, QueueFreeList, StackFreeList};
 use mio::{Poll, Waker};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::config::{Config, ConfigError, Strategy};
+use crate::config::{Config, ConfigError, IoMode, Strategy};
 use crate::stats::{self, ServerStats, WorkerCounters};
+use crate::uring_driver::{self, UringWorker};
 use crate::worker::{Worker, WAKER};
 
 /// State shared by all workers and the handle: read-mostly, never on a lock.
@@ -21,12 +22,30 @@ pub(crate) struct Shared {
     pub(crate) pool: Box<dyn PoolView>,
     pub(crate) shutdown: AtomicBool,
     pub(crate) alloc_counter: Option<fn() -> u64>,
+    /// The driver the workers run: "epoll" or "uring".
+    pub(crate) driver: &'static str,
 }
 
 impl Shared {
     /// A snapshot of the counters and the pool. Allocates nothing.
     pub(crate) fn snapshot(&self) -> ServerStats {
-        stats::snapshot(&self.counters, &*self.pool, self.alloc_counter)
+        let mut s = stats::snapshot(&self.counters, &*self.pool, self.alloc_counter);
+        s.driver = self.driver;
+        // Blocks waiting in the io_uring buffer rings belong to no connection: report them as
+        // pooled, so `rented` means what the connections hold under either driver.
+        let ring: u64 = self
+            .counters
+            .iter()
+            .map(|c| c.ring_blocks.load(Ordering::Relaxed))
+            .sum();
+        let ring = (ring as usize).min(s.pool.rented_blocks);
+        let bytes = (ring * crate::config::SMALL_BLOCK).min(s.pool.rented_bytes);
+        s.pool.rented_blocks -= ring;
+        s.pool.rented_bytes -= bytes;
+        s.pool.pooled_bytes += bytes;
+        // The rings are full nearly all the time, so their blocks were out at the peak too.
+        s.pool.peak_out_bytes = s.pool.peak_out_bytes.saturating_sub(bytes);
+        s
     }
 }
 
@@ -60,6 +79,8 @@ pub enum ServerError {
     Worker(usize, io::Error),
     /// A worker thread panicked.
     Panicked(usize),
+    /// `--io uring` was asked for and io_uring cannot run here (the reason says why).
+    Uring(bufslab_uring::Error),
 }
 
 impl fmt::Display for ServerError {
@@ -70,6 +91,7 @@ impl fmt::Display for ServerError {
             ServerError::Setup(e) => write!(f, "cannot set up a worker: {e}"),
             ServerError::Worker(id, e) => write!(f, "worker {id} failed: {e}"),
             ServerError::Panicked(id) => write!(f, "worker {id} panicked"),
+            ServerError::Uring(e) => write!(f, "--io uring: {e}"),
         }
     }
 }
@@ -80,6 +102,7 @@ impl std::error::Error for ServerError {
             ServerError::Config(e) => Some(e),
             ServerError::Bind(_, e) | ServerError::Setup(e) | ServerError::Worker(_, e) => Some(e),
             ServerError::Panicked(_) => None,
+            ServerError::Uring(e) => Some(e),
         }
     }
 }
@@ -110,6 +133,7 @@ impl Server {
     }
 
     fn start_with<F: FreeList>(pool: Pool<F>, config: Config) -> Result<ServerHandle, ServerError> {
+        let uring = choose_uring(config.io)?;
         // The first listener resolves port 0; the others join it on the port it got.
         let first = bind(config.addr)?;
         let addr = first.local_addr().map_err(ServerError::Setup)?;
@@ -124,6 +148,7 @@ impl Server {
             pool: Box::new(pool.clone()),
             shutdown: AtomicBool::new(false),
             alloc_counter: config.alloc_counter,
+            driver: if uring { "uring" } else { "epoll" },
         });
         let mut handle = ServerHandle {
             addr,
@@ -137,12 +162,36 @@ impl Server {
             let (shared, cfg, pool) = (shared.clone(), config.clone(), pool.clone());
             let thread = std::thread::Builder::new()
                 .name(format!("server-demo-{id}"))
-                .spawn(move || Worker::new(id, poll, listener, &pool, shared, cfg)?.run())
+                .spawn(move || {
+                    if uring {
+                        UringWorker::new(id, listener, &pool, shared, cfg)?.run()
+                    } else {
+                        Worker::new(id, poll, listener, &pool, shared, cfg)?.run()
+                    }
+                })
                 .map_err(ServerError::Setup)?;
             handle.wakers.push(waker);
             handle.threads.push(thread);
         }
         Ok(handle)
+    }
+}
+
+/// Whether the workers run io_uring: `auto` probes and falls back to epoll with a one-line
+/// reason on stderr; `uring` fails to start where io_uring is refused.
+fn choose_uring(io: IoMode) -> Result<bool, ServerError> {
+    match io {
+        IoMode::Epoll => Ok(false),
+        IoMode::Uring => uring_driver::probe()
+            .map(|()| true)
+            .map_err(ServerError::Uring),
+        IoMode::Auto => match uring_driver::probe() {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                eprintln!("server-demo: io_uring unavailable ({e}); using epoll");
+                Ok(false)
+            }
+        },
     }
 }
 

@@ -22,6 +22,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) pool_waits: AtomicU64,
     pub(crate) accept_backoffs: AtomicU64,
     pub(crate) late_body_faults: AtomicU64,
+    /// Blocks in the worker's io_uring buffer ring (rented from the pool, waiting for data).
+    pub(crate) ring_blocks: AtomicU64,
 }
 
 impl WorkerCounters {

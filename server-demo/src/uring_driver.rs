@@ -1,0 +1,910 @@
+//! The io_uring driver: one ring per worker feeding the same connection core (`conn.rs`) as the
+//! epoll driver, with the kernel receiving into pool blocks through a provided buffer ring
+//! (`bufslab_uring::BufRing`).
+//!
+//! Each loop turn: refill the buffer ring, submit everything queued and wait for completions
+//! in **one** `io_uring_enter` (its timeout is the next deadline), handle the completions, then
+//! deadlines and connections waiting for the pool. The ring is `SINGLE_ISSUER | DEFER_TASKRUN`
+//! (`COOP_TASKRUN` where the kernel refuses those), with a completion queue four times the
+//! submission queue.
+//!
+//! - **Accept:** one multishot accept on the worker's `SO_REUSEPORT` listener. `TCP_NODELAY` is
+//!   set once on the listener; accepted sockets inherit it.
+//! - **Receive:** a receive with buffer select, armed only when the connection asks for input,
+//!   so a connection never has more than one block of unread input in hand (the core's
+//!   backpressure) and an idle connection holds no block: the kernel picks one only when data
+//!   arrives. `ENOBUFS` (the ring ran dry) is a wait for the pool, never a close: the ring is
+//!   refilled and the receive re-armed.
+//! - **Send:** at most one in flight per connection (`send` of one block, `writev` of several);
+//!   a short send is resumed by the next one. The output blocks stay in the connection until
+//!   the completion: a connection closed with a send in flight keeps them until then.
+//! - **Close:** `shutdown(2)` then `close(2)`, which ends a receive in flight; its completion
+//!   (and the block it may carry) is recognised as stale by the slot's generation.
+//!
+//! The `unsafe` here is the submission of requests that name memory (send buffers and iovecs,
+//! which the connection keeps until the completion) and the taking of completed receive blocks
+//! from the buffer ring; each block says why it holds.
+
+use std::io;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bufslab::{FreeList, LocalCache, Pool, PoolBuf};
+use bufslab_http::{Config as HttpConfig, DateCache, HeaderSlot, Parser};
+use bufslab_uring::{BufRing, Error as UringError, Features};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+use crate::config::{Config, SMALL_BLOCK};
+use crate::conn::{CloseReason, Conn, Env, Want};
+use crate::out_queue::OUT_BLOCKS;
+use crate::server::Shared;
+use crate::stats::WorkerCounters;
+use crate::timer::{TimerKind, Timers};
+
+/// Submission queue entries; the completion queue gets four times as many.
+const SQ_ENTRIES: u32 = 1024;
+
+/// Most blocks in each worker's buffer ring.
+const BUF_RING_ENTRIES: usize = 1024;
+
+/// The buffer ring's size: at most a quarter of the small blocks the pool may ever hold,
+/// shared among the workers, so that the rings never starve the connections' output.
+fn ring_entries(cfg: &Config) -> usize {
+    let small_blocks = cfg.pool.max_bytes / SMALL_BLOCK;
+    let share = small_blocks / (4 * cfg.workers.max(1));
+    // The largest power of two not above the share, at least 1.
+    let pow2 = if share == 0 { 1 } else { 1 << share.ilog2() };
+    pow2.min(BUF_RING_ENTRIES)
+}
+
+/// The buffer group of each worker's ring (each worker has its own io_uring).
+const GROUP: u16 = 0;
+
+/// Header slots per worker: the codec's default `max_headers`.
+const HEADER_SLOTS: usize = 100;
+
+/// How long accepting pauses after the process ran out of file descriptors.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How often connections waiting for the pool retry.
+const POOL_RETRY: Duration = Duration::from_millis(5);
+
+/// Longest a lingering close waits for the peer.
+const MAX_DRAIN: Duration = Duration::from_secs(2);
+
+/// Longest a wait sleeps: the shutdown flag is read once per turn.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// After the shutdown deadline, how long to wait for the kernel to finish requests in flight
+/// before leaving (the buffer ring's blocks are then leaked, never freed under the kernel).
+const DRAIN_OPS: Duration = Duration::from_secs(1);
+
+// Request kinds, in the top byte of `user_data`; then a 24-bit generation and a 32-bit slot.
+const ACCEPT: u64 = 1;
+const RECV: u64 = 2;
+const SEND: u64 = 3;
+const CANCEL: u64 = 4;
+/// A receive into the connection's own read block (it holds a partial request).
+const RECV_OWN: u64 = 5;
+
+fn user_data(kind: u64, gen: u32, slot: usize) -> u64 {
+    kind << 56 | u64::from(gen & 0xff_ffff) << 32 | (slot as u64 & 0xffff_ffff)
+}
+
+fn split(user_data: u64) -> (u64, u32, usize) {
+    (
+        user_data >> 56,
+        (user_data >> 32) as u32 & 0xff_ffff,
+        (user_data & 0xffff_ffff) as usize,
+    )
+}
+
+/// Sets up a ring the way a worker does: `SINGLE_ISSUER | DEFER_TASKRUN`, else
+/// `COOP_TASKRUN`, else plain.
+fn new_ring() -> Result<IoUring, UringError> {
+    let mut last = None;
+    for flags in 0..3 {
+        let mut b = IoUring::builder();
+        b.setup_cqsize(SQ_ENTRIES * 4).setup_submit_all();
+        match flags {
+            0 => {
+                b.setup_single_issuer().setup_defer_taskrun();
+            }
+            1 => {
+                b.setup_coop_taskrun();
+            }
+            _ => {}
+        }
+        match b.build(SQ_ENTRIES) {
+            Ok(ring) => return Ok(ring),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
+            Err(e) => return Err(UringError::classify(e)),
+        }
+    }
+    Err(UringError::classify(last.unwrap_or_else(|| {
+        io::Error::from_raw_os_error(libc::EINVAL)
+    })))
+}
+
+/// Whether this process can run the io_uring driver: a ring with the worker's flags, a
+/// provided buffer ring, and a timed wait (`IORING_FEAT_EXT_ARG`, Linux 5.11).
+///
+/// The rings are made on a thread of their own: a thread that once had a ring gets the
+/// kernel's io_uring task context, whose teardown can interrupt that thread's next blocking
+/// socket call (`EINTR` where a receive timeout is set), and the caller's thread is someone
+/// else's.
+pub(crate) fn probe() -> Result<(), UringError> {
+    std::thread::Builder::new()
+        .name("server-demo-probe".into())
+        .spawn(probe_here)
+        .map_err(UringError::Io)?
+        .join()
+        .unwrap_or_else(|_| {
+            Err(UringError::Io(io::Error::other(
+                "the io_uring probe panicked",
+            )))
+        })
+}
+
+fn probe_here() -> Result<(), UringError> {
+    Features::probe()?;
+    let ring = new_ring()?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err(UringError::Invalid);
+    }
+    Ok(())
+}
+
+/// One connection slot of an io_uring worker.
+struct UConn {
+    sock: Option<TcpStream>,
+    /// Bumped when the slot's connection closes: completions of an older generation are stale.
+    gen: u32,
+    /// A receive with buffer select is in flight.
+    recv_armed: bool,
+    /// A receive into the connection's read block is in flight.
+    recv_own: bool,
+    sending: bool,
+    /// Closed while the kernel still uses its blocks (a send, or a receive into the read
+    /// block, in flight): they stay until that completion.
+    closing: bool,
+    /// A deadline passed during a receive into the read block: applied at its completion.
+    expire_pending: Option<TimerKind>,
+    /// The peer's end of stream was received.
+    eof: bool,
+    /// A receive failed (reset).
+    read_error: bool,
+    /// On the pool-wait list already.
+    queued: bool,
+    /// A received block the core has not taken yet.
+    pending: Option<PoolBuf>,
+    /// The iovecs of a `writev` in flight (the kernel reads them until its completion).
+    iov: [libc::iovec; OUT_BLOCKS],
+    conn: Conn,
+}
+
+impl UConn {
+    /// The kernel uses the connection's blocks: a send, or a receive into its read block.
+    fn busy(&self) -> bool {
+        self.sending || self.recv_own
+    }
+
+    fn new(parser: Parser) -> UConn {
+        UConn {
+            sock: None,
+            gen: 0,
+            recv_armed: false,
+            recv_own: false,
+            sending: false,
+            closing: false,
+            expire_pending: None,
+            eof: false,
+            read_error: false,
+            queued: false,
+            pending: None,
+            iov: [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; OUT_BLOCKS],
+            conn: Conn::new(parser),
+        }
+    }
+}
+
+/// What a connection's turn ended on.
+enum Outcome {
+    Wait,
+    Pool,
+    Close(CloseReason),
+}
+
+/// Everything one io_uring worker owns.
+pub(crate) struct UringWorker<F: FreeList> {
+    id: usize,
+    ring: IoUring,
+    bufs: BufRing<F>,
+    listener: Option<TcpListener>,
+    accept_armed: bool,
+    conns: Vec<UConn>,
+    free: Vec<u32>,
+    timers: Timers,
+    slots: Vec<HeaderSlot>,
+    slots_owner: Option<usize>,
+    cache: LocalCache<F>,
+    date: DateCache,
+    next_date: Instant,
+    shared: Arc<Shared>,
+    cfg: Config,
+    large_block: usize,
+    pool_waiters: Vec<u32>,
+    accept_paused_until: Option<Instant>,
+    shutdown_deadline: Option<Instant>,
+    next_evict: Option<Instant>,
+    /// Receives and sends submitted and not yet completed.
+    recvs_in_flight: usize,
+    sends_in_flight: usize,
+}
+
+impl<F: FreeList> UringWorker<F> {
+    /// Sets a worker up on its own thread (the ring's single issuer, the cache's owner).
+    pub(crate) fn new(
+        id: usize,
+        listener: TcpListener,
+        pool: &Pool<F>,
+        shared: Arc<Shared>,
+        cfg: Config,
+    ) -> io::Result<Self> {
+        let to_io = |e: UringError| io::Error::other(e.to_string());
+        let ring = new_ring().map_err(to_io)?;
+        let cache = pool.local_cache();
+        let bufs =
+            BufRing::new(&ring, &cache, GROUP, ring_entries(&cfg), SMALL_BLOCK).map_err(to_io)?;
+        // Accepted sockets inherit it: no setsockopt per connection.
+        socket2::SockRef::from(&listener).set_tcp_nodelay(true)?;
+        let http = HttpConfig::DEFAULT
+            .with_max_head_bytes(cfg.max_head)
+            .with_max_headers(HEADER_SLOTS);
+        let n = cfg.max_conns;
+        let now = Instant::now();
+        Ok(UringWorker {
+            id,
+            ring,
+            bufs,
+            listener: Some(listener),
+            accept_armed: false,
+            conns: (0..n).map(|_| UConn::new(Parser::new(http))).collect(),
+            free: (0..n as u32).rev().collect(),
+            timers: Timers::new(
+                n,
+                cfg.idle_timeout,
+                cfg.header_timeout,
+                cfg.idle_timeout.min(MAX_DRAIN),
+            ),
+            slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
+            slots_owner: None,
+            cache,
+            date: DateCache::new(SystemTime::now()),
+            next_date: now,
+            large_block: cfg.large_block(),
+            pool_waiters: Vec::with_capacity(n),
+            accept_paused_until: None,
+            shutdown_deadline: None,
+            next_evict: if id == 0 {
+                cfg.evict_interval.map(|d| now + d)
+            } else {
+                None
+            },
+            shared,
+            cfg,
+            recvs_in_flight: 0,
+            sends_in_flight: 0,
+        })
+    }
+
+    /// The event loop; returns once shut down, every connection closed and every request
+    /// completed.
+    pub(crate) fn run(mut self) -> io::Result<()> {
+        let mut ops_deadline = None;
+        loop {
+            let now = Instant::now();
+            if self.shutdown_deadline.is_none() {
+                self.arm_accept(now)?;
+            }
+            self.bufs.refill();
+            self.report_ring();
+            self.wait(now)?;
+            let now = Instant::now();
+            self.tick(now);
+            loop {
+                let Some(cqe) = self.ring.completion().next() else {
+                    break;
+                };
+                self.complete(&cqe, now)?;
+            }
+            if self.shared.shutdown.load(Ordering::Acquire) && self.shutdown_deadline.is_none() {
+                self.begin_shutdown(now)?;
+            }
+            self.expire(now)?;
+            self.rerun(now)?;
+            self.report_ring();
+            let Some(deadline) = self.shutdown_deadline else {
+                continue;
+            };
+            if now >= deadline {
+                for slot in 0..self.conns.len() {
+                    if self.conns[slot].sock.is_some() {
+                        self.close(slot, CloseReason::Done);
+                    }
+                }
+            }
+            let idle = self.free.len() == self.conns.len()
+                && self.recvs_in_flight == 0
+                && self.sends_in_flight == 0
+                && !self.accept_armed;
+            if idle {
+                // SAFETY: no request that selects from the buffer group is in flight (every
+                // receive completed, the accept was cancelled), and every completion was taken.
+                unsafe { self.bufs.release() };
+                self.shared.counters[self.id]
+                    .ring_blocks
+                    .store(0, Ordering::Relaxed);
+                return Ok(());
+            }
+            let ops_deadline = *ops_deadline.get_or_insert(deadline.max(now) + DRAIN_OPS);
+            if now >= ops_deadline {
+                // Requests still in flight: leave, and let dropping the buffer ring leak the
+                // blocks the kernel may still write.
+                return Ok(());
+            }
+        }
+    }
+
+    /// Publishes how many blocks the buffer ring holds, for the stats.
+    fn report_ring(&self) {
+        self.shared.counters[self.id]
+            .ring_blocks
+            .store(self.bufs.held() as u64, Ordering::Relaxed);
+    }
+
+    /// Submits what is queued and waits for a completion until the next deadline, in one
+    /// `io_uring_enter`.
+    fn wait(&mut self, now: Instant) -> io::Result<()> {
+        let wake = self.next_wake(now);
+        let d = wake.saturating_duration_since(now);
+        let ts = types::Timespec::new()
+            .sec(d.as_secs())
+            .nsec(d.subsec_nanos());
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn next_wake(&self, now: Instant) -> Instant {
+        let mut wake = self.next_date.min(now + MAX_WAIT);
+        for t in [
+            self.timers.next_deadline(),
+            self.accept_paused_until,
+            self.shutdown_deadline,
+            self.next_evict,
+            (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            wake = wake.min(t);
+        }
+        wake
+    }
+
+    /// Queues a request, submitting first if the submission queue is full.
+    ///
+    /// # Safety
+    /// Whatever memory `sqe` names stays valid until its completion.
+    unsafe fn push(&mut self, sqe: &squeue::Entry) -> io::Result<()> {
+        loop {
+            // SAFETY: the caller's contract.
+            if unsafe { self.ring.submission().push(sqe) }.is_ok() {
+                return Ok(());
+            }
+            self.ring.submit()?;
+        }
+    }
+
+    fn arm_accept(&mut self, now: Instant) -> io::Result<()> {
+        if self.accept_armed || self.accept_paused_until.is_some_and(|t| now < t) {
+            return Ok(());
+        }
+        self.accept_paused_until = None;
+        let Some(listener) = &self.listener else {
+            return Ok(());
+        };
+        let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
+            .build()
+            .user_data(user_data(ACCEPT, 0, 0));
+        // SAFETY: the request names no memory; the listener stays open until the accept's
+        // final completion (it is dropped only once `accept_armed` is false).
+        unsafe { self.push(&sqe)? };
+        self.accept_armed = true;
+        Ok(())
+    }
+
+    /// Handles one completion.
+    fn complete(&mut self, cqe: &cqueue::Entry, now: Instant) -> io::Result<()> {
+        let (kind, gen, slot) = split(cqe.user_data());
+        let res = cqe.result();
+        match kind {
+            ACCEPT => {
+                if !cqueue::more(cqe.flags()) {
+                    self.accept_armed = false;
+                    if self.shutdown_deadline.is_some() {
+                        self.listener = None;
+                    }
+                }
+                if res >= 0 {
+                    // SAFETY: a successful accept's result is a new descriptor that nothing
+                    // else owns.
+                    let sock = unsafe { TcpStream::from_raw_fd(res) };
+                    self.open(sock, now)?;
+                } else if matches!(
+                    -res,
+                    libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM
+                ) {
+                    WorkerCounters::add(&self.shared.counters[self.id].accept_backoffs, 1);
+                    self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+                }
+            }
+            RECV => {
+                self.recvs_in_flight -= 1;
+                // SAFETY: read from this ring's completion queue, for a single-buffer receive
+                // on the buffer ring's group (every RECV is one), and taken once here.
+                let buf = unsafe { self.bufs.take(cqe) };
+                let Some(uc) = self.conns.get_mut(slot) else {
+                    return Ok(());
+                };
+                if uc.gen != gen || uc.sock.is_none() {
+                    return Ok(()); // a closed connection's receive: the block goes home
+                }
+                uc.recv_armed = false;
+                match res {
+                    n if n > 0 => uc.pending = buf,
+                    0 => uc.eof = true,
+                    e if e == -libc::ENOBUFS => {
+                        // The ring ran dry: wait for blocks, then re-arm.
+                        if !uc.queued {
+                            uc.queued = true;
+                            WorkerCounters::add(&self.shared.counters[self.id].pool_waits, 1);
+                            self.pool_waiters.push(slot as u32);
+                        }
+                        return Ok(());
+                    }
+                    e if e == -libc::EINTR || e == -libc::EAGAIN => {}
+                    _ => uc.read_error = true,
+                }
+                self.run_conn(slot, now, res > 0)?;
+            }
+            RECV_OWN => {
+                self.recvs_in_flight -= 1;
+                let Some(uc) = self.conns.get_mut(slot) else {
+                    return Ok(());
+                };
+                uc.recv_own = false;
+                if uc.closing {
+                    self.finish_close(slot);
+                    return Ok(());
+                }
+                match res {
+                    n if n > 0 => uc.conn.received(n as usize),
+                    0 => uc.eof = true,
+                    e if e == -libc::ECANCELED || e == -libc::EINTR || e == -libc::EAGAIN => {}
+                    _ => uc.read_error = true,
+                }
+                match uc.expire_pending.take() {
+                    Some(kind) => self.expire_conn(slot, kind, now)?,
+                    None => self.run_conn(slot, now, res > 0)?,
+                }
+            }
+            SEND => {
+                self.sends_in_flight -= 1;
+                let Some(uc) = self.conns.get_mut(slot) else {
+                    return Ok(());
+                };
+                uc.sending = false;
+                if uc.closing {
+                    self.finish_close(slot);
+                    return Ok(());
+                }
+                match res {
+                    n if n > 0 => {
+                        uc.conn.sent(n as usize);
+                        self.run_conn(slot, now, true)?;
+                    }
+                    e if e == -libc::EINTR || e == -libc::EAGAIN => {
+                        self.run_conn(slot, now, false)?
+                    }
+                    _ => self.close(slot, CloseReason::Io),
+                }
+            }
+            _ => {} // CANCEL
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, sock: TcpStream, now: Instant) -> io::Result<()> {
+        if self.shutdown_deadline.is_some() {
+            return Ok(()); // dropped: closed
+        }
+        let Some(slot) = self.free.pop() else {
+            WorkerCounters::add(&self.shared.counters[self.id].rejected, 1);
+            return Ok(());
+        };
+        let slot = slot as usize;
+        let uc = &mut self.conns[slot];
+        uc.sock = Some(sock);
+        uc.eof = false;
+        uc.read_error = false;
+        uc.conn.open();
+        let c = &self.shared.counters[self.id];
+        WorkerCounters::add(&c.accepted, 1);
+        WorkerCounters::add(&c.open, 1);
+        self.timers.arm(slot, TimerKind::Idle, now);
+        self.run_conn(slot, now, false)
+    }
+
+    /// Runs a connection as far as it goes without waiting, submitting the requests it needs,
+    /// and files it where its outcome says.
+    fn run_conn(&mut self, slot: usize, now: Instant, progress: bool) -> io::Result<()> {
+        let shutting_down = self.shutdown_deadline.is_some();
+        let ring_dry = self.bufs.held() == 0;
+        let mut env = Env {
+            slot,
+            slots: &mut self.slots,
+            slots_owner: &mut self.slots_owner,
+            cache: &self.cache,
+            date: &self.date,
+            counters: &self.shared.counters[self.id],
+            max_body: self.cfg.max_body,
+            large_block: self.large_block,
+            shutting_down,
+            shared: &self.shared,
+        };
+        let Some(uc) = self.conns.get_mut(slot) else {
+            return Ok(());
+        };
+        let Some(fd) = uc.sock.as_ref().map(|s| types::Fd(s.as_raw_fd())) else {
+            return Ok(());
+        };
+        let mut request = None;
+        let mut stuck = false;
+        let outcome = loop {
+            if uc.busy() || uc.recv_armed {
+                break Outcome::Wait;
+            }
+            match uc.conn.next(&mut env) {
+                Want::Send => {
+                    request = Some(send_request(uc, fd, user_data(SEND, uc.gen, slot)));
+                    uc.sending = true;
+                    break Outcome::Wait;
+                }
+                Want::Receive => {
+                    if let Some(buf) = uc.pending.take() {
+                        let before = buf.len();
+                        match uc.conn.receive_block(&mut env, buf) {
+                            None => stuck = false,
+                            Some(rest) => {
+                                let untouched = rest.len() == before;
+                                uc.pending = Some(rest);
+                                if untouched && stuck {
+                                    break Outcome::Pool;
+                                }
+                                stuck = untouched;
+                            }
+                        }
+                        continue;
+                    }
+                    if uc.read_error {
+                        break Outcome::Close(CloseReason::Io);
+                    }
+                    if uc.eof {
+                        break Outcome::Close(uc.conn.peer_closed());
+                    }
+                    // A partial request: the rest goes into the same block, as with epoll
+                    // (no second block, no copy; a pool of partial heads still moves).
+                    if uc.conn.holds_input() {
+                        match uc.conn.read_space(&mut env) {
+                            Ok(space) => {
+                                let ud = user_data(RECV_OWN, uc.gen, slot);
+                                request = Some(own_recv_request(fd, space, ud));
+                                uc.recv_own = true;
+                                break Outcome::Wait;
+                            }
+                            Err(Want::Close(reason)) => break Outcome::Close(reason),
+                            Err(_) => break Outcome::Pool,
+                        }
+                    }
+                    if ring_dry {
+                        break Outcome::Pool;
+                    }
+                    request = Some(recv_request(fd, user_data(RECV, uc.gen, slot)));
+                    uc.recv_armed = true;
+                    break Outcome::Wait;
+                }
+                Want::HalfClose => {
+                    if let Some(sock) = &uc.sock {
+                        // The peer may be gone already; the drain tells.
+                        let _ = sock.shutdown(Shutdown::Write);
+                    }
+                }
+                Want::Discard => {
+                    if let Some(buf) = uc.pending.take() {
+                        match uc.conn.discarded(buf.len()) {
+                            Want::Close(reason) => break Outcome::Close(reason),
+                            _ => continue,
+                        }
+                    }
+                    if uc.eof || uc.read_error {
+                        break Outcome::Close(uc.conn.peer_closed());
+                    }
+                    if ring_dry {
+                        break Outcome::Pool;
+                    }
+                    request = Some(recv_request(fd, user_data(RECV, uc.gen, slot)));
+                    uc.recv_armed = true;
+                    break Outcome::Wait;
+                }
+                Want::Pool => break Outcome::Pool,
+                Want::Close(reason) => break Outcome::Close(reason),
+            }
+        };
+        let idle = uc.conn.is_idle();
+        let want = uc.conn.timer_kind();
+        if let Some((sqe, is_send)) = request {
+            // SAFETY: a receive with buffer select names only the buffer group, which `bufs`
+            // keeps registered until every receive completed (`run`). A send names the
+            // connection's output blocks and its `iov` array; a receive into the read block
+            // names that block's spare bytes. Until the completion the connection is not asked
+            // for anything (`busy`), a deadline waits for it (`expire_pending`) or closes
+            // without releasing, and a closed connection keeps its blocks (`closing`); the
+            // slot table never moves (it is allocated once).
+            unsafe { self.push(&sqe)? };
+            if is_send {
+                self.sends_in_flight += 1;
+            } else {
+                self.recvs_in_flight += 1;
+            }
+        }
+        match outcome {
+            Outcome::Close(reason) => {
+                self.close(slot, reason);
+                return Ok(());
+            }
+            Outcome::Pool => {
+                let uc = &mut self.conns[slot];
+                if !uc.queued {
+                    uc.queued = true;
+                    WorkerCounters::add(&self.shared.counters[self.id].pool_waits, 1);
+                    self.pool_waiters.push(slot as u32);
+                }
+            }
+            Outcome::Wait => {}
+        }
+        if shutting_down && idle {
+            self.close(slot, CloseReason::Done);
+            return Ok(());
+        }
+        if self.timers.kind(slot) != Some(want) {
+            self.timers.arm(slot, want, now);
+        } else if want == TimerKind::Idle && progress {
+            self.timers.refresh(slot, want, now);
+        }
+        Ok(())
+    }
+
+    /// Reruns connections waiting for the pool (or for the buffer ring to refill).
+    fn rerun(&mut self, now: Instant) -> io::Result<()> {
+        let pending = self.pool_waiters.len();
+        for i in 0..pending {
+            let slot = self.pool_waiters[i] as usize;
+            if let Some(uc) = self.conns.get_mut(slot) {
+                uc.queued = false;
+                if uc.sock.is_some() {
+                    self.run_conn(slot, now, false)?;
+                }
+            }
+        }
+        // Entries added while rerunning stay for the next turn; no allocation.
+        self.pool_waiters.drain(..pending);
+        Ok(())
+    }
+
+    fn expire(&mut self, now: Instant) -> io::Result<()> {
+        while let Some((slot, kind)) = self.timers.pop_expired(now) {
+            let Some(uc) = self.conns.get_mut(slot) else {
+                continue;
+            };
+            if uc.sock.is_none() {
+                continue;
+            }
+            if uc.sending {
+                // A reader that stopped reading: closing wakes the send, which then fails.
+                if kind == TimerKind::Idle {
+                    WorkerCounters::add(&self.shared.counters[self.id].idle_timeouts, 1);
+                }
+                self.close(slot, CloseReason::Done);
+            } else if uc.recv_own {
+                // The receive writes the read block the deadline would drop: cancel it, and
+                // apply the deadline at its completion.
+                uc.expire_pending = Some(kind);
+                let sqe = opcode::AsyncCancel::new(user_data(RECV_OWN, uc.gen, slot))
+                    .build()
+                    .user_data(user_data(CANCEL, 0, 0));
+                // SAFETY: the request names no memory.
+                unsafe { self.push(&sqe)? };
+            } else {
+                self.expire_conn(slot, kind, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a passed deadline to an open connection the kernel is not using.
+    fn expire_conn(&mut self, slot: usize, kind: TimerKind, now: Instant) -> io::Result<()> {
+        let mut env = Env {
+            slot,
+            slots: &mut self.slots,
+            slots_owner: &mut self.slots_owner,
+            cache: &self.cache,
+            date: &self.date,
+            counters: &self.shared.counters[self.id],
+            max_body: self.cfg.max_body,
+            large_block: self.large_block,
+            shutting_down: true,
+            shared: &self.shared,
+        };
+        let Some(uc) = self.conns.get_mut(slot) else {
+            return Ok(());
+        };
+        if uc.conn.expire(&mut env, kind) {
+            self.run_conn(slot, now, false)
+        } else {
+            self.close(slot, CloseReason::Done);
+            Ok(())
+        }
+    }
+
+    /// Closes a connection: its socket now (which ends a receive in flight), its blocks now or,
+    /// with a send in flight, at that send's completion.
+    fn close(&mut self, slot: usize, reason: CloseReason) {
+        self.timers.disarm(slot);
+        if self.slots_owner == Some(slot) {
+            self.slots_owner = None;
+        }
+        let Some(uc) = self.conns.get_mut(slot) else {
+            return;
+        };
+        let Some(sock) = uc.sock.take() else {
+            return;
+        };
+        // Wakes a receive parked in the kernel, so it completes (stale) and gives its block.
+        let _ = sock.shutdown(Shutdown::Both);
+        drop(sock);
+        uc.gen = uc.gen.wrapping_add(1) & 0xff_ffff;
+        uc.recv_armed = false;
+        uc.pending = None;
+        uc.expire_pending = None;
+        uc.closing = true;
+        if !uc.busy() {
+            self.finish_close(slot);
+        }
+        let c = &self.shared.counters[self.id];
+        WorkerCounters::sub(&c.open, 1);
+        if matches!(reason, CloseReason::Io | CloseReason::PeerAborted) {
+            WorkerCounters::add(&c.io_errors, 1);
+        }
+    }
+
+    /// Releases a closed connection's blocks and frees its slot, once the kernel no longer
+    /// uses them.
+    fn finish_close(&mut self, slot: usize) {
+        let Some(uc) = self.conns.get_mut(slot) else {
+            return;
+        };
+        if uc.busy() || !uc.closing {
+            return;
+        }
+        uc.closing = false;
+        uc.conn.release();
+        self.free.push(slot as u32);
+    }
+
+    /// Stops accepting; idle connections close now, busy ones after their current exchange.
+    fn begin_shutdown(&mut self, now: Instant) -> io::Result<()> {
+        self.shutdown_deadline = Some(now + self.cfg.shutdown_grace);
+        if self.accept_armed {
+            let sqe = opcode::AsyncCancel::new(user_data(ACCEPT, 0, 0))
+                .build()
+                .user_data(user_data(CANCEL, 0, 0));
+            // SAFETY: the request names no memory.
+            unsafe { self.push(&sqe)? };
+        } else {
+            self.listener = None;
+        }
+        for slot in 0..self.conns.len() {
+            let uc = &self.conns[slot];
+            if uc.sock.is_some() && uc.conn.is_idle() && !uc.busy() {
+                self.close(slot, CloseReason::Done);
+            }
+        }
+        Ok(())
+    }
+
+    /// Once-per-second housekeeping: the Date header, and the pool's idle eviction.
+    fn tick(&mut self, now: Instant) {
+        if now >= self.next_date {
+            let wall = SystemTime::now();
+            self.date.refresh(wall);
+            let into_second = wall
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            self.next_date =
+                now + Duration::from_nanos(1_000_000_000 - u64::from(into_second.min(999_999_999)));
+        }
+        if let (Some(at), Some(every)) = (self.next_evict, self.cfg.evict_interval) {
+            if now >= at {
+                self.shared.pool.evict_idle();
+                self.next_evict = Some(now + every);
+            }
+        }
+    }
+}
+
+/// A receive with buffer select on the worker's ring; returns it with `false` (not a send).
+fn recv_request(fd: types::Fd, user_data: u64) -> (squeue::Entry, bool) {
+    let sqe = opcode::Recv::new(fd, std::ptr::null_mut(), 0)
+        .buf_group(GROUP)
+        .build()
+        .flags(squeue::Flags::BUFFER_SELECT)
+        .user_data(user_data);
+    (sqe, false)
+}
+
+/// A receive into `space`, the spare bytes of the connection's read block; returns it with
+/// `false` (not a send).
+fn own_recv_request(fd: types::Fd, space: &mut [u8], user_data: u64) -> (squeue::Entry, bool) {
+    let len = u32::try_from(space.len()).unwrap_or(u32::MAX);
+    let sqe = opcode::Recv::new(fd, space.as_mut_ptr(), len)
+        .build()
+        .user_data(user_data);
+    (sqe, false)
+}
+
+/// One `send` of the only output block, else one `writev` of them all (the iovecs kept in the
+/// slot); returns it with `true` (a send).
+fn send_request(uc: &mut UConn, fd: types::Fd, user_data: u64) -> (squeue::Entry, bool) {
+    let sqe = if uc.conn.output_blocks() == 1 {
+        let front = uc.conn.front();
+        opcode::Send::new(fd, front.as_ptr(), front.len() as u32).build()
+    } else {
+        let empty: &[u8] = &[];
+        let mut slices = [io::IoSlice::new(empty); OUT_BLOCKS];
+        let n = uc.conn.output(&mut slices);
+        for (iov, s) in uc.iov.iter_mut().zip(&slices[..n]) {
+            iov.iov_base = s.as_ptr() as *mut libc::c_void;
+            iov.iov_len = s.len();
+        }
+        opcode::Writev::new(fd, uc.iov.as_ptr(), n as u32).build()
+    };
+    (sqe.user_data(user_data), true)
+}
