@@ -11,13 +11,19 @@ use server_demo::{Config, Server, ServerHandle};
 /// Generous: tests wait on events, never on exact timings.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A config for tests: port 0, two workers, 256 connection slots, no eviction timer.
+/// A config for tests: port 0, two workers, 256 connection slots, no eviction timer, and the
+/// I/O driver `SERVER_DEMO_IO` names (`auto`, `epoll` or `uring`; `auto` when unset), so the
+/// whole suite runs under either driver.
 pub fn config() -> Config {
     Config {
         addr: "127.0.0.1:0".parse().unwrap(),
         workers: 2,
         max_conns: 256,
         evict_interval: None,
+        io: std::env::var("SERVER_DEMO_IO")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_default(),
         ..Config::default()
     }
 }
