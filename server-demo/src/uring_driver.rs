@@ -14,7 +14,12 @@
 //!   so a connection never has more than one block of unread input in hand (the core's
 //!   backpressure) and an idle connection holds no block: the kernel picks one only when data
 //!   arrives. `ENOBUFS` (the ring ran dry) is a wait for the pool, never a close: the ring is
-//!   refilled and the receive re-armed.
+//!   refilled and the receive re-armed. A connection that holds part of a request receives the
+//!   rest into the spare room of its own read block instead, as the epoll driver does: no copy,
+//!   and a pool drained by partial requests still moves. Receives are single-shot rather than
+//!   multishot: a multishot receive keeps posting blocks while the connection is busy sending,
+//!   which would need a queue per connection or a cancel, where a single-shot one is the
+//!   backpressure; all of a turn's receives still go to the kernel in the turn's one enter.
 //! - **Send:** at most one in flight per connection (`send` of one block, `writev` of several);
 //!   a short send is resumed by the next one. The output blocks stay in the connection until
 //!   the completion: a connection closed with a send in flight keeps them until then.

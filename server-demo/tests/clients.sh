@@ -6,6 +6,7 @@
 #   server-demo/tests/clients.sh            # builds the release binary if needed
 #   PORT=9000 DURATION=2 server-demo/tests/clients.sh
 #   STRICT=1 server-demo/tests/clients.sh   # a missing tool fails the run (CI)
+#   IO=epoll server-demo/tests/clients.sh   # the driver (--io): auto (default), epoll, uring
 #
 # Missing tools are installed with apt-get when possible (curl wrk nghttp2-client), else
 # skipped with a note. Exits non-zero on the first failed check.
@@ -42,7 +43,7 @@ echo "== build"
 (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --release -p server-demo 2>&1 | tail -1)
 
 echo "== start"
-"$BIN" --addr "127.0.0.1:$PORT" --workers 2 >"$LOG" 2>&1 &
+"$BIN" --addr "127.0.0.1:$PORT" --workers 2 ${IO:+--io "$IO"} >"$LOG" 2>&1 &
 PID=$!
 cleanup() { kill -9 "$PID" 2>/dev/null || true; rm -f "$LOG"; }
 trap cleanup EXIT

@@ -17,6 +17,11 @@ impl Features {
     /// Sets up an 8-entry ring and registers (then unregisters) a one-entry provided buffer ring
     /// on it: `Ok` means a [`BufRing`](crate::BufRing) can work here.
     ///
+    /// The calling thread gets the kernel's io_uring task context, whose teardown after the
+    /// ring closes can interrupt that thread's next blocking socket call (`EINTR` where a
+    /// receive timeout is set). Probe from a thread of its own when the caller's thread does
+    /// blocking I/O afterwards.
+    ///
     /// # Errors
     ///
     /// Why io_uring or provided buffer rings are refused (see [`Error::is_refused`]):
