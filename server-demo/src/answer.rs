@@ -26,6 +26,7 @@ pub(crate) struct Info {
 
 impl Info {
     /// Reads what the answer needs from a complete head.
+    #[inline]
     pub(crate) fn of(req: &Request<'_, '_>) -> Info {
         let method = req.method();
         let http10 = req.version() == Version::Http10;
@@ -75,6 +76,7 @@ impl Info {
 /// whole response, or for `/echo` its interim `100 Continue` (when asked for) and its head
 /// (chunked: deferred to the first data, see [`BodyUse::EchoChunked`]). Returns how the
 /// request's body is to be consumed.
+#[inline]
 pub(crate) fn respond(
     out: &mut PoolBuf,
     info: &Info,

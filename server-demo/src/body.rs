@@ -83,10 +83,10 @@ impl Body {
         }
     }
 
-    /// `n` output bytes were sent.
+    /// `n` output bytes were sent: up to `unsent_from` of them were earlier responses; any
+    /// more were this one's, which can then no longer be taken back.
     pub(crate) fn sent(&mut self, n: usize) {
         self.unsent_from = self.unsent_from.and_then(|m| m.checked_sub(n));
-        // `m - n == 0` is still "nothing of ours sent"; `n > m` is "some of it went out".
     }
 
     /// See the field: `Some` while the response can still be taken back.

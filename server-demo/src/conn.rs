@@ -7,7 +7,7 @@
 //! loop {
 //!     match conn.next(env) {
 //!         Want::Send      => send conn.output(..) (or conn.front()), then conn.sent(n)
-//!         Want::Receive   => read into conn.read_space(env), then conn.received(n);
+//!         Want::Receive   => read into conn.read_buf(env);
 //!                            or hand over a filled block: conn.receive_block(env, buf);
 //!                            at the end of the stream: conn.peer_closed()
 //!         Want::HalfClose => shut the socket down for writing
@@ -84,7 +84,7 @@ pub(crate) enum CloseReason {
 pub(crate) enum Want {
     /// Send the queued output ([`Conn::output`]) and report it with [`Conn::sent`].
     Send,
-    /// More input ([`Conn::read_space`] + [`Conn::received`], or [`Conn::receive_block`]).
+    /// More input (read into [`Conn::read_buf`], or hand over a block: [`Conn::receive_block`]).
     Receive,
     /// Every response is sent and no more will come: shut the socket down for writing.
     /// Then comes [`Want::Discard`].
@@ -206,11 +206,24 @@ impl Conn {
 
     /// Runs the connection as far as its buffered input and output allow, and says what it
     /// needs next.
+    #[inline]
     pub(crate) fn next<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Want {
+        // Between requests with everything sent, the most frequent call by far: no input to
+        // serve, the read block (if any) goes home.
+        if self.out.is_empty() && matches!(self.phase, Phase::Head) && !self.holds_input() {
+            self.rbuf = None;
+            return Want::Receive;
+        }
+        self.serve(env)
+    }
+
+    fn serve<F: FreeList>(&mut self, env: &mut Env<'_, F>) -> Want {
         loop {
-            self.out.settle();
             if !self.out.is_empty() {
-                return Want::Send;
+                self.out.settle();
+                if !self.out.is_empty() {
+                    return Want::Send;
+                }
             }
             match self.phase {
                 Phase::Closing => {
@@ -247,16 +260,18 @@ impl Conn {
 
     // ---- Input ----
 
-    /// Room to read into: the spare bytes of the read block, rented now if needed (at least
-    /// one byte). Report what was read with [`received`](Self::received).
+    /// The read block to read into, rented now if needed, with room for at least one more
+    /// byte: fill its spare room (e.g. with [`PoolBuf::read_from`]), then call
+    /// [`next`](Self::next) again.
     ///
     /// # Errors
     /// [`Want::Pool`] when no block is to be had; [`Want::Close`] when a head fills the
     /// largest block (the codec answers 431 before that, so this is a guard).
-    pub(crate) fn read_space<F: FreeList>(
+    #[inline]
+    pub(crate) fn read_buf<F: FreeList>(
         &mut self,
         env: &mut Env<'_, F>,
-    ) -> Result<&mut [u8], Want> {
+    ) -> Result<&mut PoolBuf, Want> {
         let b = match self.rbuf.take() {
             None => env.cache.get(SMALL_BLOCK).map_err(|_| Want::Pool)?,
             Some(mut b) => {
@@ -279,10 +294,22 @@ impl Conn {
                 }
             }
         };
-        Ok(self.rbuf.insert(b).spare_mut())
+        Ok(self.rbuf.insert(b))
     }
 
-    /// `n` bytes were read into the space [`read_space`](Self::read_space) gave.
+    /// [`read_buf`](Self::read_buf)'s spare room as a plain slice, for a driver that reads
+    /// into memory it is lent; report what was read with [`received`](Self::received).
+    ///
+    /// # Errors
+    /// As [`read_buf`](Self::read_buf).
+    pub(crate) fn read_space<F: FreeList>(
+        &mut self,
+        env: &mut Env<'_, F>,
+    ) -> Result<&mut [u8], Want> {
+        self.read_buf(env).map(PoolBuf::spare_mut)
+    }
+
+    /// `n` bytes were read into the room [`read_space`](Self::read_space) gave.
     pub(crate) fn received(&mut self, n: usize) {
         if let Some(b) = self.rbuf.as_mut() {
             b.commit(n.min(b.spare_capacity()));
@@ -305,7 +332,7 @@ impl Conn {
     /// offered again after the next [`next`](Self::next); when `next` then says
     /// [`Want::Receive`] and the rest comes back untouched, the pool is out of blocks, so
     /// wait as for [`Want::Pool`].
-    // The entry of a completion-based driver; the epoll driver reads into `read_space`.
+    // The entry of a completion-based driver; the epoll driver reads into `read_buf`.
     #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
     pub(crate) fn receive_block<F: FreeList>(
         &mut self,
@@ -378,6 +405,7 @@ impl Conn {
     }
 
     /// `n` bytes of the output were sent; fully sent blocks go back to the pool.
+    #[inline]
     pub(crate) fn sent(&mut self, n: usize) {
         self.out.consume(n);
         if let Phase::Body(body) = &mut self.phase {

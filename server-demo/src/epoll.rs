@@ -137,16 +137,15 @@ impl EpollConn {
                     if reads >= READ_BUDGET {
                         break Next::Yield;
                     }
-                    let space = match self.conn.read_space(env) {
-                        Ok(s) => s,
+                    let buf = match self.conn.read_buf(env) {
+                        Ok(b) => b,
                         Err(Want::Close(reason)) => break Next::Close(reason),
                         Err(_) => break Next::Pool,
                     };
-                    let room = space.len();
-                    match Raw(sock).read(space) {
+                    let room = buf.spare_capacity();
+                    match buf.read_from(&mut Raw(sock)) {
                         Ok(0) => break Next::Close(self.conn.peer_closed()),
                         Ok(n) => {
-                            self.conn.received(n);
                             progress = true;
                             reads += 1;
                             // A short read emptied the socket: with edge-triggered readiness,

@@ -7,7 +7,7 @@
 //! | byte | event |
 //! |---|---|
 //! | `0x00..=0x3f` | the peer sends the next `b + 1` bytes of the script (arbitrary split points) |
-//! | `0x40..=0x5f` | a readiness-driven read into the core's read block, of at most `(b & 31) * 64 + 1` bytes |
+//! | `0x40..=0x5f` | a readiness-driven read of at most `(b & 15) * 128 + 1` bytes, into the core's read block (`0x40..`) or its spare room as a slice (`0x50..`) |
 //! | `0x60..=0x7f` | a completion-driven receive: a block from the pool, filled by "the kernel", handed over whole |
 //! | `0x80..=0xbf` | a send of what the core has queued: all of it, or `(b & 63) * 13` bytes (a short send) |
 //! | `0xc0..=0xcf` | the connection's deadline passes |
@@ -78,6 +78,7 @@ pub fn run(data: &[u8]) {
         pool: Box::new(pool.clone()),
         shutdown: AtomicBool::new(false),
         alloc_counter: None,
+        driver: "none",
     };
     let cache = pool.local_cache();
     let date = DateCache::from_unix(784_111_777);
@@ -114,7 +115,10 @@ pub fn run(data: &[u8]) {
                     h.peer_send(&data[i..end]);
                     i = end;
                 }
-                0x40..=0x5f => h.read(&mut conn, &mut env, usize::from(op & 31) * 64 + 1),
+                0x40..=0x5f => {
+                    let max = usize::from(op & 15) * 128 + 1;
+                    h.read(&mut conn, &mut env, max, op & 0x10 != 0);
+                }
                 0x60..=0x7f => h.receive_block(&mut conn, &mut env, &pool),
                 0x80..=0xbf => h.send(&mut conn, &mut env, usize::from(op & 63) * 13),
                 0xc0..=0xcf => {
@@ -209,7 +213,13 @@ impl Harness {
         }
     }
 
-    fn read(&mut self, conn: &mut Conn, env: &mut Env<'_, QueueFreeList>, max: usize) {
+    fn read(
+        &mut self,
+        conn: &mut Conn,
+        env: &mut Env<'_, QueueFreeList>,
+        max: usize,
+        as_slice: bool,
+    ) {
         // Bytes of a received block the core has not taken yet come before anything read now.
         if conn.is_closed() || self.leftover.is_some() {
             return;
@@ -225,14 +235,26 @@ impl Harness {
                     }
                     return;
                 }
-                let Ok(space) = conn.read_space(env) else {
-                    return;
-                };
-                let n = space.len().min(max).min(self.sock_in.len());
-                for (d, s) in space.iter_mut().zip(self.sock_in.drain(..n)) {
-                    *d = s;
+                if as_slice {
+                    let Ok(space) = conn.read_space(env) else {
+                        return;
+                    };
+                    let n = space.len().min(max).min(self.sock_in.len());
+                    for (d, s) in space.iter_mut().zip(self.sock_in.drain(..n)) {
+                        *d = s;
+                    }
+                    conn.received(n);
+                } else {
+                    let Ok(buf) = conn.read_buf(env) else {
+                        return;
+                    };
+                    let n = buf.spare_capacity().min(max).min(self.sock_in.len());
+                    let (front, back) = self.sock_in.as_slices();
+                    let from_front = n.min(front.len());
+                    buf.put_slice(&front[..from_front]);
+                    buf.put_slice(&back[..n - from_front]);
+                    self.sock_in.drain(..n);
                 }
-                conn.received(n);
             }
             Want::Discard => {
                 let n = self.sock_in.len().min(max);
@@ -316,7 +338,7 @@ impl Harness {
             }
             match conn.next(env) {
                 Want::Send => self.send(conn, env, 0),
-                Want::Receive | Want::Discard => self.read(conn, env, usize::MAX),
+                Want::Receive | Want::Discard => self.read(conn, env, usize::MAX, false),
                 Want::HalfClose => self.write_shut = true,
                 Want::Pool => panic!("waits for the pool with every other block free"),
                 Want::Close(_) => return,

@@ -115,12 +115,19 @@ impl OutQueue {
     /// Gives back blocks at the front that hold nothing to send: a block reserved for output
     /// that got none (a body step that decoded only framing). An empty send would read as a
     /// dead peer.
+    #[inline]
     pub(crate) fn settle(&mut self) {
         while self.len > 0 && self.bufs[self.head].as_ref().map_or(true, |b| b.is_empty()) {
-            self.bufs[self.head] = None;
-            self.head = (self.head + 1) % OUT_BLOCKS;
-            self.len -= 1;
+            self.pop_front();
         }
+    }
+
+    /// Drops the oldest block: it goes back to the pool.
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        self.bufs[self.head] = None;
+        self.head = (self.head + 1) % OUT_BLOCKS;
+        self.len -= 1;
     }
 
     /// The blocks to send, oldest first, as slices in `slices`; returns how many. The first
@@ -150,21 +157,19 @@ impl OutQueue {
     }
 
     /// `n` bytes were sent: drops them from the front; fully sent blocks go home at once.
+    #[inline]
     pub(crate) fn consume(&mut self, mut n: usize) {
-        while self.len > 0 {
-            let slot = &mut self.bufs[self.head];
-            let Some(b) = slot.as_mut() else {
-                break;
+        while n > 0 {
+            let Some(b) = self.bufs[self.head].as_mut() else {
+                return;
             };
-            let take = n.min(b.len());
-            b.advance(take);
-            n -= take;
-            if !b.is_empty() {
-                break;
+            let len = b.len();
+            if n < len {
+                b.advance(n);
+                return;
             }
-            *slot = None;
-            self.head = (self.head + 1) % OUT_BLOCKS;
-            self.len -= 1;
+            n -= len;
+            self.pop_front();
         }
     }
 
