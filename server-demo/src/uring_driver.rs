@@ -437,6 +437,7 @@ impl<F: FreeList> UringWorker<F> {
             return Ok(());
         };
         let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
+            .flags(libc::SOCK_CLOEXEC)
             .build()
             .user_data(user_data(ACCEPT, 0, 0));
         // SAFETY: the request names no memory; the listener stays open until the accept's
@@ -871,6 +872,18 @@ impl<F: FreeList> UringWorker<F> {
                 self.shared.pool.evict_idle();
                 self.next_evict = Some(now + every);
             }
+        }
+    }
+}
+
+impl<F: FreeList> Drop for UringWorker<F> {
+    /// A worker that stops with sends or receives into read blocks still in flight (an error,
+    /// a panic, or requests that outlived the shutdown) leaks its connections' blocks rather
+    /// than return blocks the kernel may still read or write. (Dropping the buffer ring leaks
+    /// its blocks for the same reason.)
+    fn drop(&mut self) {
+        if self.conns.iter().any(UConn::busy) {
+            std::mem::forget(std::mem::take(&mut self.conns));
         }
     }
 }

@@ -410,6 +410,8 @@ impl<F: FreeList> BufRing<F> {
 
     /// Unregisters the ring and returns every block it still holds to the pool; returns how
     /// many. If the kernel refuses to unregister, nothing is returned and the memory is leaked.
+    /// Afterwards the ring is empty and unregistered: [`refill`](Self::refill) adds nothing,
+    /// and dropping it does nothing more.
     ///
     /// # Safety
     ///
@@ -417,7 +419,7 @@ impl<F: FreeList> BufRing<F> {
     /// every such request has posted its final completion (one without `IORING_CQE_F_MORE`),
     /// and each completion that named a block was either passed to `take`/`take_bundle` or read
     /// and discarded. (Dropping the `BufRing` instead is always safe, and leaks those blocks.)
-    pub unsafe fn release(mut self) -> usize {
+    pub unsafe fn release(&mut self) -> usize {
         if !self.unregister() {
             return 0;
         }

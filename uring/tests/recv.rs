@@ -245,7 +245,7 @@ fn a_group_is_registered_once_and_entries_are_checked() {
     };
     let pool = pool(8);
     let cache = pool.local_cache();
-    let first = BufRing::new(&ring, &cache, 5, 2, BLOCK).unwrap();
+    let mut first = BufRing::new(&ring, &cache, 5, 2, BLOCK).unwrap();
     match BufRing::new(&ring, &cache, 5, 2, BLOCK) {
         Err(Error::GroupInUse { group: 5 }) => {}
         other => panic!("expected GroupInUse, got {other:?}"),
@@ -263,6 +263,11 @@ fn a_group_is_registered_once_and_entries_are_checked() {
     // SAFETY: no request ever selected from the group.
     assert_eq!(unsafe { first.release() }, 2);
     assert_eq!(pool.stats().rented_blocks, 0);
+    // Released: unregistered and empty for good; the group id is free again.
+    assert_eq!((first.refill(), first.held()), (0, 0));
+    let mut again = BufRing::new(&ring, &cache, 5, 2, BLOCK).unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { again.release() }, 2);
 }
 
 /// A ring larger than the pool holds what the pool can give, and refill tops it up later.
