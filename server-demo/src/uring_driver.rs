@@ -48,6 +48,7 @@ use crate::out_queue::OUT_BLOCKS;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::{TimerKind, Timers};
+use crate::worker::{env, housekeeping};
 
 /// Submission queue entries; the completion queue gets four times as many.
 const SQ_ENTRIES: u32 = 1024;
@@ -574,18 +575,7 @@ impl<F: FreeList> UringWorker<F> {
     fn run_conn(&mut self, slot: usize, now: Instant, progress: bool) -> io::Result<()> {
         let shutting_down = self.shutdown_deadline.is_some();
         let ring_dry = self.bufs.held() == 0;
-        let mut env = Env {
-            slot,
-            slots: &mut self.slots,
-            slots_owner: &mut self.slots_owner,
-            cache: &self.cache,
-            date: &self.date,
-            counters: &self.shared.counters[self.id],
-            max_body: self.cfg.max_body,
-            large_block: self.large_block,
-            shutting_down,
-            shared: &self.shared,
-        };
+        let mut env = env!(self, slot, shutting_down);
         let Some(uc) = self.conns.get_mut(slot) else {
             return Ok(());
         };
@@ -767,18 +757,7 @@ impl<F: FreeList> UringWorker<F> {
 
     /// Applies a passed deadline to an open connection the kernel is not using.
     fn expire_conn(&mut self, slot: usize, kind: TimerKind, now: Instant) -> io::Result<()> {
-        let mut env = Env {
-            slot,
-            slots: &mut self.slots,
-            slots_owner: &mut self.slots_owner,
-            cache: &self.cache,
-            date: &self.date,
-            counters: &self.shared.counters[self.id],
-            max_body: self.cfg.max_body,
-            large_block: self.large_block,
-            shutting_down: true,
-            shared: &self.shared,
-        };
+        let mut env = env!(self, slot, true);
         let Some(uc) = self.conns.get_mut(slot) else {
             return Ok(());
         };
@@ -858,21 +837,14 @@ impl<F: FreeList> UringWorker<F> {
 
     /// Once-per-second housekeeping: the Date header, and the pool's idle eviction.
     fn tick(&mut self, now: Instant) {
-        if now >= self.next_date {
-            let wall = SystemTime::now();
-            self.date.refresh(wall);
-            let into_second = wall
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            self.next_date =
-                now + Duration::from_nanos(1_000_000_000 - u64::from(into_second.min(999_999_999)));
-        }
-        if let (Some(at), Some(every)) = (self.next_evict, self.cfg.evict_interval) {
-            if now >= at {
-                self.shared.pool.evict_idle();
-                self.next_evict = Some(now + every);
-            }
-        }
+        housekeeping(
+            &mut self.date,
+            &mut self.next_date,
+            &mut self.next_evict,
+            self.cfg.evict_interval,
+            &self.shared,
+            now,
+        );
     }
 }
 

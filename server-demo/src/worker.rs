@@ -56,6 +56,8 @@ macro_rules! env {
         }
     };
 }
+// The io_uring worker has the same fields, and builds its `Env` the same way.
+pub(crate) use env;
 
 /// Everything one worker owns.
 pub(crate) struct Worker<F: FreeList> {
@@ -224,21 +226,14 @@ impl<F: FreeList> Worker<F> {
 
     /// Once-per-second housekeeping: the Date header, and the pool's idle eviction.
     fn tick(&mut self, now: Instant) {
-        if now >= self.next_date {
-            let wall = SystemTime::now();
-            self.date.refresh(wall);
-            let into_second = wall
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            self.next_date =
-                now + Duration::from_nanos(1_000_000_000 - u64::from(into_second.min(999_999_999)));
-        }
-        if let (Some(at), Some(every)) = (self.next_evict, self.cfg.evict_interval) {
-            if now >= at {
-                self.shared.pool.evict_idle();
-                self.next_evict = Some(now + every);
-            }
-        }
+        housekeeping(
+            &mut self.date,
+            &mut self.next_date,
+            &mut self.next_evict,
+            self.cfg.evict_interval,
+            &self.shared,
+            now,
+        );
         if let Some(until) = self.accept_paused_until {
             if now >= until {
                 self.accept_paused_until = None;
@@ -426,6 +421,34 @@ impl<F: FreeList> Worker<F> {
             if conn.conn.is_idle() {
                 self.close(slot, CloseReason::Done);
             }
+        }
+    }
+}
+
+/// The once-per-second part of a loop turn, for either driver's worker: the Date header when
+/// `next_date` has passed (then the next refresh is at the next wall-clock second), and the
+/// pool's idle eviction when `next_evict` has.
+pub(crate) fn housekeeping(
+    date: &mut DateCache,
+    next_date: &mut Instant,
+    next_evict: &mut Option<Instant>,
+    evict_interval: Option<Duration>,
+    shared: &Shared,
+    now: Instant,
+) {
+    if now >= *next_date {
+        let wall = SystemTime::now();
+        date.refresh(wall);
+        let into_second = wall
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        *next_date =
+            now + Duration::from_nanos(1_000_000_000 - u64::from(into_second.min(999_999_999)));
+    }
+    if let (Some(at), Some(every)) = (*next_evict, evict_interval) {
+        if now >= at {
+            shared.pool.evict_idle();
+            *next_evict = Some(now + every);
         }
     }
 }
