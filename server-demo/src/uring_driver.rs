@@ -48,7 +48,7 @@ use crate::out_queue::OUT_BLOCKS;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::{TimerKind, Timers};
-use crate::worker::{env, housekeeping};
+use crate::worker::{earliest, env, housekeeping};
 
 /// Submission queue entries; the completion queue gets four times as many.
 const SQ_ENTRIES: u32 = 1024;
@@ -399,20 +399,16 @@ impl<F: FreeList> UringWorker<F> {
     }
 
     fn next_wake(&self, now: Instant) -> Instant {
-        let mut wake = self.next_date.min(now + MAX_WAIT);
-        for t in [
-            self.timers.next_deadline(),
-            self.accept_paused_until,
-            self.shutdown_deadline,
-            self.next_evict,
-            (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            wake = wake.min(t);
-        }
-        wake
+        earliest(
+            self.next_date.min(now + MAX_WAIT),
+            [
+                self.timers.next_deadline(),
+                self.accept_paused_until,
+                self.shutdown_deadline,
+                self.next_evict,
+                (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
+            ],
+        )
     }
 
     /// Queues a request, submitting first if the submission queue is full.

@@ -207,19 +207,16 @@ impl<F: FreeList> Worker<F> {
         if !self.runnable.is_empty() || accept_now {
             return Some(Duration::ZERO);
         }
-        let mut wake = self.next_date;
-        for t in [
-            self.timers.next_deadline(),
-            self.accept_paused_until,
-            self.shutdown_deadline,
-            self.next_evict,
-            (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            wake = wake.min(t);
-        }
+        let wake = earliest(
+            self.next_date,
+            [
+                self.timers.next_deadline(),
+                self.accept_paused_until,
+                self.shutdown_deadline,
+                self.next_evict,
+                (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
+            ],
+        );
         // Round up to the next millisecond so a deadline has passed when the poll returns.
         Some(wake.saturating_duration_since(now) + Duration::from_micros(999))
     }
@@ -423,6 +420,11 @@ impl<F: FreeList> Worker<F> {
             }
         }
     }
+}
+
+/// The earliest of `first` and the `Some` instants: when a worker's wait must end.
+pub(crate) fn earliest<const N: usize>(first: Instant, others: [Option<Instant>; N]) -> Instant {
+    others.into_iter().flatten().fold(first, Instant::min)
 }
 
 /// The once-per-second part of a loop turn, for either driver's worker: the Date header when
