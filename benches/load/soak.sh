@@ -162,10 +162,17 @@ if [ "$CLIENT_RC" != 0 ] || [ "$STOP_PASS" != pass ]; then
 fi
 
 if [ "$REPORT" != - ]; then
-	REV=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-	if [ -n "$(git status --porcelain -- pool http-codec server-demo benches 2>/dev/null)" ]; then
-		REV="$REV (with uncommitted changes)"
+	# REVISION: for a tree exported from git (git archive), which has no .git to ask.
+	REV=${REVISION:-}
+	if [ -z "$REV" ]; then
+		REV=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+		if [ -n "$(git status --porcelain -- pool http-codec server-demo benches 2>/dev/null)" ]; then
+			REV="$REV (with uncommitted changes)"
+		fi
 	fi
+	COMMAND="benches/load/soak.sh${ARGS[*]:+ ${ARGS[*]}}"
+	NICENESS=$(nice)
+	[ "$NICENESS" != 0 ] && COMMAND="nice -n $NICENESS $COMMAND"
 	CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 	MACHINE="${CPU:-unknown CPU}, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), linux $(uname -r)"
 	if [ -s "$WORK/tables.md" ]; then
@@ -185,7 +192,7 @@ no memory gained, still answering. How it works and what each row means:
 
 **Result: $RESULT**
 
-Produced by \`benches/load/soak.sh${ARGS[*]:+ ${ARGS[*]}}\` on $STARTED, git revision \`$REV\`.
+Produced by \`$COMMAND\` on $STARTED, git revision \`$REV\`.
 Machine: $MACHINE; $PINNING.
 Server: \`server-demo --addr 127.0.0.1:0 ${SERVER_FLAGS[*]}\`.
 

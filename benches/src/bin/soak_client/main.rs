@@ -6,10 +6,11 @@
 //!
 //! 1. **baseline**: waits until the server answers, reads its open descriptors
 //!    (`/proc/PID/fd`) and what the pool reports as rented while answering `/stats` itself;
-//! 2. **warm-up** (`--warm-secs`) and **main** (the rest of `--secs`): every scenario below runs
-//!    on its own threads until the phase's deadline; after each phase the client closes its
-//!    connections and waits until the server holds none of them (`/stats`), then reads the
-//!    server's RSS (`VmRSS` of `/proc/PID/status`); the figure after the warm-up is the "warm" one;
+//! 2. **warm-up** (`--warm-secs`) and **main** (the rest of `--secs`): every scenario
+//!    (`scenarios.rs`) runs on its own threads until the phase's deadline; after each phase the
+//!    client closes its connections and waits until the server holds none of them (`/stats`),
+//!    then reads the server's descriptors and RSS (`VmRSS` of `/proc/PID/status`); the figures
+//!    after the warm-up are the "warm" ones;
 //! 3. **checks**: prints the per-scenario table and the checks table (also written as Markdown
 //!    to `--out`), and exits 1 if a check failed.
 //!

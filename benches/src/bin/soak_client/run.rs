@@ -46,7 +46,8 @@ pub fn run(args: Args) -> Result<bool, String> {
     let rss_start = rss_kib(pid)?;
     let rented_idle = ctx.stats()?.rented_blocks;
     println!(
-        "soak: baseline: {fd_base} fds, RSS {rss_start} KiB, pool slabs {} KiB, /stats sees {rented_idle} block(s) rented (its own)",
+        "soak: baseline: {fd_base} fds, RSS {rss_start} KiB, pool slabs {} KiB, \
+         /stats sees {rented_idle} block(s) rented (its own)",
         start.pool_allocated / 1024
     );
 
@@ -174,7 +175,8 @@ pub fn run(args: Args) -> Result<bool, String> {
             pass: bursts.pool_exhausted > 0,
         },
         Check {
-            what: "pool blocks rented after the run (`/stats`, less the block of the /stats answer itself)"
+            what: "pool blocks rented after the run (`/stats`, less the block of the /stats \
+                   answer itself)"
                 .to_owned(),
             measured: ends.map_or(unreadable(&end), |e| {
                 let n = e.stats.rented_blocks;
@@ -205,7 +207,8 @@ pub fn run(args: Args) -> Result<bool, String> {
             what: "RSS (`VmRSS`): start / warm / end".to_owned(),
             measured: match (&warm, &end, rss_change) {
                 (Ok(w), Ok(e), Some(change)) => format!(
-                    "{rss_start} / {} / {} KiB ({change:+.1} % from warm; pool slabs {} / {} / {} KiB)",
+                    "{rss_start} / {} / {} KiB ({change:+.1} % from warm; \
+                     pool slabs {} / {} / {} KiB)",
                     w.rss,
                     e.rss,
                     start.pool_allocated / 1024,

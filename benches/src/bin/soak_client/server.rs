@@ -65,7 +65,8 @@ pub fn settle(
 pub fn describe(r: &Result<Reading, String>) -> String {
     match r {
         Ok(r) => format!(
-            "{} fds, RSS {} KiB, pool slabs {} KiB, {} block(s) rented, {} connection(s) open (the /stats one included; settled: {})",
+            "{} fds, RSS {} KiB, pool slabs {} KiB, {} block(s) rented, {} connection(s) open \
+             (the /stats one included; settled: {})",
             r.fds,
             r.rss,
             r.stats.pool_allocated / 1024,
