@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The load harness: server-demo against hyper 1.x and may-minihttp baselines and a do-nothing floor
-# server under wrk, one command.
+# The load harness: server-demo (epoll and io_uring drivers) against hyper 1.x and may-minihttp
+# baselines and a do-nothing floor server under wrk (and ab for a new connection per request),
+# one command.
 # Usage and the meaning of every column: benches/load/README.md, or `run.sh --help`.
 set -Eeuo pipefail
 
@@ -9,23 +10,29 @@ usage() {
 usage: benches/load/run.sh [flags]
 
 Builds the release binaries, then for each round and scenario starts each server pinned to
-one CPU, warms it up, drives it with `wrk -t1` pinned to another CPU, and records requests/s,
-p50/p99 latency and the server's CPU time per request. Then RSS per idle keep-alive connection
-and syscalls per request (strace). Prints medians over the rounds.
+one CPU, warms it up, drives it with `wrk` (or `ab` for newconn) pinned to another CPU, and
+records requests/s, p50/p99 latency and the server's CPU time per request. Then RSS per idle
+keep-alive connection, syscalls per request (strace) and instructions per request (callgrind).
+Prints medians over the rounds and the ratios between servers.
 
   --rounds N          rounds of every scenario and server (env ROUNDS, default 3)
   --duration S        seconds per measured wrk run (env DURATION, default 10)
   --warmup S          seconds of wrk before each measured run (env WARMUP, default 3)
-  --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024 (env SCENARIOS)
-  --servers LIST      comma-separated, from: server-demo,hyper,may-minihttp,floor (env SERVERS)
+  --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024,newconn
+                      (env SCENARIOS, default all)
+  --servers LIST      comma-separated, from: server-demo,demo-uring,hyper,may-minihttp,floor
+                      (env SERVERS, default all)
   --parts LIST        comma-separated, from: load,rss,syscalls,instructions (env PARTS,
                       default all)
   --idle-conns N      idle keep-alive connections for the RSS part (env IDLE_CONNS, default 10000)
   --strace-secs S     seconds of wrk under strace (env STRACE_SECS, default 3)
   --instr-secs S      seconds of wrk against each server under callgrind (env INSTR_SECS,
                       default 5)
-  --server-cpu N      CPU the server is pinned to (env SERVER_CPU, default 0)
-  --client-cpu N      CPU wrk and idle_conns are pinned to (env CLIENT_CPU, default 1)
+  --workers N         worker threads of every server but the floor (env WORKERS, default 1)
+  --server-cpu LIST   CPUs the server is pinned to, as taskset -c takes them: 0 or 0-3 or 0,2
+                      (env SERVER_CPU, default 0)
+  --client-cpu LIST   CPUs wrk, ab and idle_conns are pinned to; wrk runs one thread per CPU
+                      here (env CLIENT_CPU, default 1)
   --out DIR           where raw results and logs go (env OUT, default
                       $CARGO_TARGET_DIR/load-results/<time>)
   --no-build          use the binaries already built (env BUILD=0)
@@ -33,7 +40,11 @@ and syscalls per request (strace). Prints medians over the rounds.
 
 Scenarios: pipelined = GET /plaintext, 256 connections, 16 requests pipelined per connection;
 plaintext = GET /plaintext, 64 connections; json = GET /json, 64 connections;
-c1024 = GET /plaintext, 1024 connections.
+c1024 = GET /plaintext, 1024 connections; newconn = GET /plaintext, a new connection per
+request, 256 at a time (ab -c 256, HTTP/1.0 without keep-alive; the floor is left out).
+
+Servers: server-demo = server-demo --io epoll; demo-uring = server-demo --io uring (left out,
+with the reason, where io_uring is refused); hyper, may-minihttp, floor = the baselines.
 EOF
 }
 
@@ -43,12 +54,13 @@ root=$(cd "$here/../.." && pwd)
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
-SCENARIOS=${SCENARIOS:-pipelined,plaintext,json,c1024}
-SERVERS=${SERVERS:-server-demo,hyper,may-minihttp,floor}
+SCENARIOS=${SCENARIOS:-pipelined,plaintext,json,c1024,newconn}
+SERVERS=${SERVERS:-server-demo,demo-uring,hyper,may-minihttp,floor}
 PARTS=${PARTS:-load,rss,syscalls,instructions}
 IDLE_CONNS=${IDLE_CONNS:-10000}
 STRACE_SECS=${STRACE_SECS:-3}
 INSTR_SECS=${INSTR_SECS:-5}
+WORKERS=${WORKERS:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 OUT=${OUT:-}
@@ -72,6 +84,7 @@ while [[ $# -gt 0 ]]; do
     --idle-conns) need_value "$@"; IDLE_CONNS=$2; shift 2 ;;
     --strace-secs) need_value "$@"; STRACE_SECS=$2; shift 2 ;;
     --instr-secs) need_value "$@"; INSTR_SECS=$2; shift 2 ;;
+    --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
     --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
     --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
     --out) need_value "$@"; OUT=$2; shift 2 ;;
@@ -81,21 +94,43 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-for v in ROUNDS DURATION WARMUP IDLE_CONNS STRACE_SECS INSTR_SECS SERVER_CPU CLIENT_CPU; do
+for v in ROUNDS DURATION WARMUP IDLE_CONNS STRACE_SECS INSTR_SECS WORKERS; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
-((ROUNDS > 0 && DURATION > 0)) || die "ROUNDS and DURATION must be positive"
-[[ $SERVER_CPU != "$CLIENT_CPU" ]] || die "server and client must be on different CPUs"
+((ROUNDS > 0 && DURATION > 0 && WORKERS > 0)) || die "ROUNDS, DURATION and WORKERS must be positive"
+
+# cpu_list LIST: the CPUs of a taskset-style list (0-3,6), one per line.
+cpu_list() {
+  local part a b
+  local -a list
+  [[ $1 =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] || die "not a CPU list: '$1' (e.g. 0 or 0-3 or 0,2)"
+  IFS=, read -r -a list <<<"$1"
+  for part in "${list[@]}"; do
+    a=${part%-*} b=${part#*-}
+    for ((; a <= b; a++)); do echo "$a"; done
+  done
+}
+server_cpus=$(cpu_list "$SERVER_CPU")
+client_cpus=$(cpu_list "$CLIENT_CPU")
+[[ -z $(comm -12 <(sort <<<"$server_cpus") <(sort <<<"$client_cpus")) ]] ||
+  die "server CPUs ($SERVER_CPU) and client CPUs ($CLIENT_CPU) overlap"
+# One wrk thread per client CPU.
+wrk_threads=$(wc -l <<<"$client_cpus")
 
 IFS=, read -r -a scenarios <<<"$SCENARIOS"
 IFS=, read -r -a servers <<<"$SERVERS"
 IFS=, read -r -a parts <<<"$PARTS"
 for s in "${scenarios[@]}"; do
-  [[ $s =~ ^(pipelined|plaintext|json|c1024)$ ]] || die "unknown scenario '$s'"
+  [[ $s =~ ^(pipelined|plaintext|json|c1024|newconn)$ ]] || die "unknown scenario '$s'"
 done
 for s in "${servers[@]}"; do
-  [[ $s =~ ^(server-demo|hyper|may-minihttp|floor)$ ]] || die "unknown server '$s'"
+  [[ $s =~ ^(server-demo|demo-uring|hyper|may-minihttp|floor)$ ]] || die "unknown server '$s'"
 done
+want_scenario() {
+  local s
+  for s in "${scenarios[@]}"; do [[ $s == "$1" ]] && return 0; done
+  return 1
+}
 want_part() {
   local p
   for p in "${parts[@]}"; do [[ $p == "$1" ]] && return 0; done
@@ -125,6 +160,9 @@ need_tool() { # command package
 need_tool wrk wrk || die "wrk is missing and apt-get could not install it"
 need_tool taskset util-linux || die "taskset is missing (package util-linux)"
 need_tool curl curl || die "curl is missing and apt-get could not install it"
+if want_scenario newconn; then
+  need_tool ab apache2-utils || die "ab is missing (package apache2-utils), needed by the newconn scenario"
+fi
 if want_part syscalls && ! need_tool strace strace; then
   note "strace is missing and apt-get could not install it: skipping the syscall part"
   parts=("${parts[@]/syscalls/}")
@@ -199,7 +237,7 @@ trap cleanup EXIT
 trap 'note "failed at line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT TERM
 
-# start_server NAME LOG [EXTRA FLAGS...]: one worker on SERVER_CPU, on a port the kernel picks,
+# start_server NAME LOG [EXTRA FLAGS...]: WORKERS workers on SERVER_CPU, on a port the kernel picks,
 # run under the command in the array server_wrap if it is set (the instructions part: callgrind).
 # Port 0 rather than a fixed one: both servers use SO_REUSEPORT, so a fixed port would let
 # them silently join a stray server already listening there and share its load.
@@ -208,9 +246,10 @@ start_server() {
   shift 2
   local -a cmd
   case $name in
-    server-demo) cmd=("$bin/server-demo" --workers 1 --addr 127.0.0.1:0) ;;
-    hyper) cmd=("$bin/hyper_baseline" --workers 1 --addr 127.0.0.1:0) ;;
-    may-minihttp) cmd=("$bin/may_baseline" --workers 1 --addr 127.0.0.1:0) ;;
+    server-demo) cmd=("$bin/server-demo" --workers "$WORKERS" --addr 127.0.0.1:0 --io epoll) ;;
+    demo-uring) cmd=("$bin/server-demo" --workers "$WORKERS" --addr 127.0.0.1:0 --io uring) ;;
+    hyper) cmd=("$bin/hyper_baseline" --workers "$WORKERS" --addr 127.0.0.1:0) ;;
+    may-minihttp) cmd=("$bin/may_baseline" --workers "$WORKERS" --addr 127.0.0.1:0) ;;
     floor) cmd=("$bin/floor_server" --addr 127.0.0.1:0) ;;
   esac
   : >"$log"
@@ -227,6 +266,34 @@ start_server() {
   [[ -n $SERVER_PORT ]] || die "$name did not report its port: see $log"
   curl -fsS -o /dev/null "http://127.0.0.1:$SERVER_PORT/plaintext" ||
     die "$name does not answer GET /plaintext: see $log"
+  # The driver server-demo runs is the one /stats names, not the one asked for.
+  local want=
+  case $name in server-demo) want=epoll ;; demo-uring) want=uring ;; esac
+  if [[ -n $want ]]; then
+    curl -fsS "http://127.0.0.1:$SERVER_PORT/stats" | grep -q "\"driver\":\"$want\"" ||
+      die "$name: /stats does not name the $want driver: see $log"
+  fi
+}
+
+# uring_refusal: empty when `server-demo --io uring` starts here, else the reason it gave.
+# An explicit --io uring that cannot start exits with status 2 and the reason on stderr.
+uring_refusal() {
+  local log=$OUT/server-demo-uring-probe.log pid i
+  "$bin/server-demo" --workers 1 --addr 127.0.0.1:0 --io uring >"$log" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 100; i++)); do
+    if grep -q 'listening on' "$log"; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  head -n 1 "$log"
+  [[ -s $log ]] || echo "no output in 5 s"
 }
 
 stop_server() {
@@ -253,22 +320,62 @@ wrk_run() {
   local secs=$1 conns=$2 path=$3 script=$4 depth=${5:-}
   local -a args=()
   [[ -n $depth ]] && args=(-- "$depth")
-  taskset -c "$CLIENT_CPU" wrk -t1 -c"$conns" -d"${secs}s" --timeout 5s -s "$script" \
+  taskset -c "$CLIENT_CPU" wrk -t"$wrk_threads" -c"$conns" -d"${secs}s" --timeout 5s -s "$script" \
     "http://127.0.0.1:$SERVER_PORT$path" "${args[@]}"
+}
+
+# ab_run SECS CONNS PATH: a new connection per request (ab speaks HTTP/1.0 without keep-alive,
+# so the server closes after each response) for SECS seconds, CONNS at a time. Prints ab's
+# output and then a WRKRESULT line like report.lua's: p50 and p99 from ab's percentile table
+# (-e, in ms with 3 decimals) of each request's whole time, connect included; errors = ab's
+# failed and non-2xx responses. -n only raises ab's cap of 50,000 requests under -t; -r keeps
+# it going past a reset.
+ab_run() {
+  local secs=$1 conns=$2 path=$3 csv out rc=0
+  csv=$(mktemp "$OUT/ab-XXXXXX.csv")
+  out=$(timeout $((secs + 60)) taskset -c "$CLIENT_CPU" ab -r -q -t "$secs" -n 1000000 -c "$conns" \
+    -e "$csv" "http://127.0.0.1:$SERVER_PORT$path" 2>&1) || rc=$?
+  printf '%s\n' "$out"
+  if ((rc == 0)); then
+    awk -F, 'FNR == NR {
+        if ($1 == 50) p50 = $2 * 1000
+        if ($1 == 99) p99 = $2 * 1000
+        next
+      }
+      /^Complete requests:/ { req = $3 }
+      /^Failed requests:/ { err += $3 }
+      /^Non-2xx responses:/ { err += $3 }
+      /^Time taken for tests:/ { dur = $5 * 1e6 }
+      END { printf "WRKRESULT requests=%d duration_us=%.0f p50_us=%.0f p99_us=%.0f errors=%d\n", req, dur, p50, p99, err }' \
+      FS=, "$csv" FS=' ' <(printf '%s\n' "$out")
+  fi
+  rm -f "$csv"
+  return "$rc"
+}
+
+# load_run SECS: the current scenario (see `scenario`) for SECS seconds with its tool.
+load_run() {
+  if [[ $S_TOOL == ab ]]; then
+    ab_run "$1" "$S_CONNS" "$S_PATH"
+  else
+    wrk_run "$1" "$S_CONNS" "$S_PATH" "$S_SCRIPT" "$S_DEPTH"
+  fi
 }
 
 # wrk_field OUTPUT NAME: a value from the WRKRESULT line the Lua `done` writes.
 wrk_field() { sed -n "s/^WRKRESULT.* $2=\([0-9]*\).*/\1/p" <<<"$1"; }
 
-# Sets S_CONNS, S_PATH, S_SCRIPT and S_DEPTH for a scenario.
+# Sets S_TOOL, S_CONNS, S_PATH, S_SCRIPT and S_DEPTH for a scenario.
 scenario() {
   S_DEPTH=
+  S_TOOL=wrk
   S_SCRIPT=$here/report.lua
   case $1 in
     pipelined) S_CONNS=256 S_PATH=/plaintext S_SCRIPT=$here/pipeline.lua S_DEPTH=16 ;;
     plaintext) S_CONNS=64 S_PATH=/plaintext ;;
     json) S_CONNS=64 S_PATH=/json ;;
     c1024) S_CONNS=1024 S_PATH=/plaintext ;;
+    newconn) S_TOOL=ab S_CONNS=256 S_PATH=/plaintext ;;
   esac
 }
 
@@ -286,17 +393,18 @@ run_load() {
     for sc in "${scenarios[@]}"; do
       scenario "$sc"
       for name in "${order[@]}"; do
+        # The floor never closes a connection, and ab without keep-alive waits for the close.
+        [[ $sc == newconn && $name == floor ]] && continue
         log=$OUT/server-$name-$sc-r$round.log
         start_server "$name" "$log"
         if ((WARMUP > 0)); then
-          wrk_run "$WARMUP" "$S_CONNS" "$S_PATH" "$S_SCRIPT" "$S_DEPTH" >"$OUT/wrk-$name-$sc-r$round-warmup.txt" 2>&1 ||
-            die "warm-up wrk failed: see $OUT/wrk-$name-$sc-r$round-warmup.txt"
+          load_run "$WARMUP" >"$OUT/wrk-$name-$sc-r$round-warmup.txt" 2>&1 ||
+            die "warm-up $S_TOOL failed: see $OUT/wrk-$name-$sc-r$round-warmup.txt"
         fi
         local t0 t1 u0 s0 u1 s1
         read -r u0 s0 < <(cpu_ticks "$SERVER_PID")
         t0=$EPOCHREALTIME
-        out=$(wrk_run "$DURATION" "$S_CONNS" "$S_PATH" "$S_SCRIPT" "$S_DEPTH" 2>&1) ||
-          die "wrk failed: $out"
+        out=$(load_run "$DURATION" 2>&1) || die "$S_TOOL failed: $out"
         t1=$EPOCHREALTIME
         read -r u1 s1 < <(cpu_ticks "$SERVER_PID")
         printf '%s\n' "$out" >"$OUT/wrk-$name-$sc-r$round.txt"
@@ -330,9 +438,12 @@ run_load() {
   done
 }
 
-# Medians per scenario and server, then server-demo / baseline ratios where both ran.
+# Medians per scenario and server, then the ratios of medians where both servers ran (server-demo
+# and demo-uring against each baseline, demo-uring against server-demo), and for demo-uring /
+# server-demo also the paired ratios: total CPU per request of the two in the same round (next
+# to each other in the order), their median and their range over the rounds.
 print_load_table() {
-  awk -F'\t' -v order="${SCENARIOS}" -v sorder="${SERVERS}" '
+  awk -F'\t' -v order="${SCENARIOS}" -v sorder="${servers[*]}" '
     function median(list,    v, n, i, j, t) {
       n = split(list, v, " ")
       if (n == 0) return 0
@@ -357,9 +468,10 @@ print_load_table() {
       if ($8 > 0) p99[k] = p99[k] " " $8
       usr[k] = usr[k] " " $10; sys[k] = sys[k] " " $11; pct[k] = pct[k] " " $12
       err[k] += $9; runs[k]++
+      tot[$1, $2, $3] = $10 + $11
     }
     END {
-      ns = split(order, sc, ","); nv = split(sorder, sv, ",")
+      ns = split(order, sc, ","); nv = split(sorder, sv, " ")
       printf "%-10s %-12s %12s %10s %10s %28s %8s %7s %5s\n", "scenario", "server", "req/s", "p50", "p99", "server CPU/request (us)", "srv CPU", "errors", "runs"
       printf "%-10s %-12s %12s %10s %10s %28s %8s %7s %5s\n", "", "", "", "", "", "user +   sys =  total", "", "", ""
       for (i = 1; i <= ns; i++) {
@@ -372,11 +484,12 @@ print_load_table() {
             sc[i], sv[j], m_rps[k], lat(median(p50[k])), lat(m_p99[k]), mu, ms, mu + ms,
             median(pct[k]), err[k], runs[k]
         }
-        a = sc[i] SUBSEP "server-demo"
-        nb = split("hyper may-minihttp floor", base, " ")
-        split("demo/hyper demo/may demo/floor", label, " ")
+        nb = split("server-demo:hyper server-demo:may-minihttp server-demo:floor demo-uring:hyper demo-uring:may-minihttp demo-uring:floor demo-uring:server-demo", pair, " ")
+        split("demo/hyper demo/may demo/floor uring/hyper uring/may uring/floor uring/epoll", label, " ")
         for (x = 1; x <= nb; x++) {
-          b = sc[i] SUBSEP base[x]
+          split(pair[x], ab, ":")
+          a = sc[i] SUBSEP ab[1]
+          b = sc[i] SUBSEP ab[2]
           if (!((a in runs) && (b in runs) && m_usr[b] + m_sys[b] > 0)) continue
           p99r = "n/a"
           if (m_p99[b] > 0 && m_p99[a] > 0) p99r = sprintf("%.2fx", m_p99[a] / m_p99[b])
@@ -385,8 +498,20 @@ print_load_table() {
           printf "%-10s %-12s %11.2fx %10s %10s %7.2fx + %4.2fx = %5.2fx\n", sc[i], label[x],
             m_rps[a] / m_rps[b], "", p99r, ur, sr, (m_usr[a] + m_sys[a]) / (m_usr[b] + m_sys[b])
         }
+        paired = ""
+        for (r = 1; r <= rounds; r++) {
+          if (!(((r, sc[i], "demo-uring") in tot) && ((r, sc[i], "server-demo") in tot))) continue
+          if (tot[r, sc[i], "server-demo"] <= 0) continue
+          paired = paired " " tot[r, sc[i], "demo-uring"] / tot[r, sc[i], "server-demo"]
+        }
+        if (paired != "") {
+          np = split(paired, pv, " ")
+          lo = pv[1] + 0; hi = lo
+          for (y = 2; y <= np; y++) { if (pv[y] + 0 < lo) lo = pv[y] + 0; if (pv[y] + 0 > hi) hi = pv[y] + 0 }
+          printf "%-10s %-12s %54s %5.2fx (%d rounds, %.2fx..%.2fx)\n", sc[i], "uring/epoll", "paired, total CPU/req: median", median(paired), np, lo, hi
+        }
       }
-    }' "$results"
+    }' rounds="$ROUNDS" "$results"
 }
 
 # --- RSS per idle connection ----------------------------------------------------------------
@@ -405,10 +530,10 @@ run_rss() {
     # The floor holds nothing per connection worth measuring.
     [[ $name == floor ]] && continue
     # server-demo preallocates a slot per connection it may ever hold (--max-conns, default
-    # 10000) at start, so "before" already pays for them. A second start with few slots gives
-    # the figure with that preallocation counted per connection.
+    # 10000) at start, under either driver, so "before" already pays for them. A second start
+    # with few slots gives the figure with that preallocation counted per connection.
     lean=
-    if [[ $name == server-demo ]]; then
+    if [[ $name == server-demo || $name == demo-uring ]]; then
       start_server "$name" "$OUT/server-$name-rss-lean.log" --max-conns 128
       lean=$(warm_rss)
       stop_server
@@ -448,7 +573,7 @@ run_rss() {
 
 run_syscalls() {
   local name out req trace
-  printf 'server\trequests\treads\tread_eagain\twrites\tepoll_waits\tall\n' >"$OUT/syscalls.tsv"
+  printf 'server\trequests\treads\tread_eagain\twrites\tepoll_waits\tio_uring_enters\tall\n' >"$OUT/syscalls.tsv"
   for name in "${servers[@]}"; do
     note "syscalls: $name under strace for ${STRACE_SECS}s"
     start_server "$name" "$OUT/server-$name-strace.log"
@@ -473,16 +598,17 @@ run_syscalls() {
         if (sc ~ /^(read|readv|recvfrom|recvmsg|recvmmsg)$/) { rd += calls; eagain += errs }
         else if (sc ~ /^(write|writev|sendto|sendmsg|sendmmsg)$/) wr += calls
         else if (sc ~ /^epoll_(p?wait|pwait2)$/) ep += calls
+        else if (sc == "io_uring_enter") ue += calls
         all += calls
       }
-      END { printf "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", n, req, rd, eagain, wr, ep, all }
+      END { printf "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", n, req, rd, eagain, wr, ep, ue, all }
     ' "$trace" >>"$OUT/syscalls.tsv"
   done
   awk -F'\t' 'NR == 1 {
-      printf "%-12s %9s %10s %14s %10s %12s %10s\n", "server", "requests", "reads/req", "(EAGAIN)/req", "writes/req", "epoll_wait/req", "all/req"
+      printf "%-12s %9s %10s %14s %10s %14s %18s %10s\n", "server", "requests", "reads/req", "(EAGAIN)/req", "writes/req", "epoll_wait/req", "io_uring_enter/req", "all/req"
       next
     }
-    { r = $2; printf "%-12s %9d %10.3f %14.3f %10.3f %12.3f %10.3f\n", $1, r, $3 / r, $4 / r, $5 / r, $6 / r, $7 / r }' "$OUT/syscalls.tsv"
+    { r = $2; printf "%-12s %9d %10.3f %14.3f %10.3f %14.3f %18.3f %10.3f\n", $1, r, $3 / r, $4 / r, $5 / r, $6 / r, $7 / r, $8 / r }' "$OUT/syscalls.tsv"
 }
 
 # --- user-space instructions per request ----------------------------------------------------
@@ -523,10 +649,23 @@ run_instructions() {
 
 # --- main -----------------------------------------------------------------------------------
 
+# A kernel or sandbox that refuses io_uring leaves demo-uring out, with the reason.
+for i in "${!servers[@]}"; do
+  [[ ${servers[i]} == demo-uring ]] || continue
+  refusal=$(uring_refusal)
+  if [[ -n $refusal ]]; then
+    note "io_uring refused here, leaving demo-uring out: $refusal"
+    unset 'servers[i]'
+    servers=("${servers[@]}")
+  fi
+  break
+done
+((${#servers[@]} > 0)) || die "no server left to measure"
+
 summary=$OUT/summary.txt
 {
-  echo "load harness: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, server on CPU $SERVER_CPU, wrk -t1 on CPU $CLIENT_CPU"
-  echo "rounds $ROUNDS, ${DURATION}s per run after ${WARMUP}s warm-up; servers: $SERVERS; scenarios: $SCENARIOS"
+  echo "load harness: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $WORKERS worker(s) on CPU $SERVER_CPU, wrk -t$wrk_threads and ab on CPU $CLIENT_CPU"
+  echo "rounds $ROUNDS, ${DURATION}s per run after ${WARMUP}s warm-up; servers: ${servers[*]}; scenarios: $SCENARIOS"
   echo "open-file limit $(ulimit -Sn); raw results in $OUT"
 } | tee "$summary"
 
@@ -535,7 +674,7 @@ if want_part load; then
   echo "== load (per run)"
   run_load
   echo
-  echo "== load: medians over $ROUNDS round(s); ratio rows are server-demo / each baseline" | tee -a "$summary"
+  echo "== load: medians over $ROUNDS round(s); ratio rows: demo = server-demo (epoll), uring = demo-uring; newconn: per connection" | tee -a "$summary"
   print_load_table | tee -a "$summary"
 fi
 if want_part rss; then
