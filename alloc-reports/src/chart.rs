@@ -104,7 +104,7 @@ pub fn draw(
                 )
             })
             .collect();
-        panel_chart(panel, scenario, &lines)?;
+        panel_chart(panel, scenario, subjects, &lines)?;
     }
     root.present()?;
     Ok(())
@@ -114,10 +114,12 @@ fn colour(subject: usize) -> RGBColor {
     COLOURS[subject % COLOURS.len()]
 }
 
-/// One scenario's panel: a line per `(subject index, measurement)`.
+/// One scenario's panel: a line per `(subject index, measurement)`; the caption names every
+/// subject, with `–` for one that did not run the scenario.
 fn panel_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     scenario: &str,
+    subjects: &[String],
     lines: &[(usize, &Measurement)],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let x_max = lines
@@ -137,9 +139,17 @@ fn panel_chart<DB: DrawingBackend>(
     } else {
         "requests"
     };
-    let per_request: Vec<String> = lines
+    let per_request: Vec<String> = subjects
         .iter()
-        .map(|(_, m)| format!("{} {}", m.subject, per(m.allocations_per_request())))
+        .map(|subject| {
+            lines
+                .iter()
+                .find(|(_, m)| m.subject == *subject)
+                .map_or_else(
+                    || format!("{subject} –"),
+                    |(_, m)| format!("{subject} {}", per(m.allocations_per_request())),
+                )
+        })
         .collect();
     let mut chart = ChartBuilder::on(area)
         .caption(

@@ -182,13 +182,47 @@ pub fn markdown(report: &Report) -> String {
         gets that found a free list empty. `–`: does not apply.\n\n\
         Servers: one worker each. server-demo with idle eviction off and every other setting \
         at its default; hyper 1.x as the load harness's `hyper_baseline` (one current-thread \
-        tokio runtime, `http1` with pipeline flush). The free-list scenarios apply to \
-        server-demo only. The allocation sites of each run, start-up included, are in \
-        `dhat-<server>-<scenario>.json` (open it in dhat's `dh_view.html`); `allocs.svg` plots \
-        each window's cumulative allocations against its requests, one panel per scenario, \
-        one line per server.\n",
+        tokio runtime, `http1` with pipeline flush). The allocation sites of each run, \
+        start-up included, are in `dhat-<server>-<scenario>.json` (open it in dhat's \
+        `dh_view.html`); `allocs.svg` plots each window's cumulative allocations against its \
+        requests, one panel per scenario, one line per server.\n",
     );
+    for (subject, skipped) in not_run(report) {
+        let _ = write!(
+            out,
+            "\nNot run on {subject} (the scenario does not apply to it): {}.\n",
+            skipped.join(", ")
+        );
+    }
     out
+}
+
+/// For each subject that skipped some of the run's scenarios, their names.
+fn not_run(report: &Report) -> Vec<(&str, Vec<&str>)> {
+    let mut scenarios: Vec<&str> = Vec::new();
+    for m in &report.scenarios {
+        if !scenarios.contains(&m.scenario) {
+            scenarios.push(m.scenario);
+        }
+    }
+    report
+        .subjects
+        .iter()
+        .map(|subject| {
+            let skipped = scenarios
+                .iter()
+                .copied()
+                .filter(|s| {
+                    !report
+                        .scenarios
+                        .iter()
+                        .any(|m| m.scenario == *s && m.subject == *subject)
+                })
+                .collect();
+            (subject.as_str(), skipped)
+        })
+        .filter(|(_, skipped): &(&str, Vec<&str>)| !skipped.is_empty())
+        .collect()
 }
 
 /// Writes `report.md` and `report.json` into `dir`.
@@ -203,4 +237,59 @@ pub fn write(dir: &Path, report: &Report) -> Result<(), ReportError> {
     let path = dir.join("report.json");
     std::fs::write(&path, json).map_err(|e| ReportError::Io(path, e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(subject: &str, scenario: &'static str, allocations: u64) -> Measurement {
+        Measurement {
+            subject: subject.to_owned(),
+            scenario,
+            description: "",
+            strategy: None,
+            warmup: 0,
+            requests: 100,
+            connections: 0,
+            allocations,
+            bytes: 0,
+            peak_heap_bytes: 0,
+            peak_heap_blocks: 0,
+            pool: None,
+            pool_misses: None,
+            window_secs: 0.0,
+            samples: Vec::new(),
+            profile: None,
+        }
+    }
+
+    #[test]
+    fn subjects_side_by_side_and_skips_named() {
+        let report = Report {
+            provenance: Provenance {
+                cpu: "cpu".into(),
+                cores: 2,
+                os: "os".into(),
+                date: "date".into(),
+                git_revision: "rev".into(),
+            },
+            command: "cmd".into(),
+            subjects: vec!["server-demo".into(), "hyper".into()],
+            scenarios: vec![
+                measured("server-demo", "plaintext", 0),
+                measured("hyper", "plaintext", 600),
+                measured("server-demo", "malformed-400", 0),
+            ],
+        };
+        let md = markdown(&report);
+        assert!(md.starts_with("# Allocations per request: server-demo, hyper\n"));
+        assert!(md.contains("Not run on hyper (the scenario does not apply to it): malformed-400."));
+        assert!(!md.contains("Not run on server-demo"));
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
+        assert_eq!(rows.len(), 3);
+        assert!(rows[1].contains("| hyper ") && rows[1].contains(" 6.000 |"));
+        // No pool, no free list: the cells say so rather than 0.
+        assert!(rows[1].contains("| – "));
+    }
 }
