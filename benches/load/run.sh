@@ -66,13 +66,9 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 OUT=${OUT:-}
 BUILD=${BUILD:-1}
 
-die() {
-  echo "run.sh: $*" >&2
-  exit 1
-}
-note() { echo "run.sh: $*" >&2; }
-
-need_value() { [[ $# -ge 2 ]] || die "flag $1 needs a value"; }
+PROG=run.sh
+# shellcheck source=benches/load/common.sh
+. "$here/common.sh"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --rounds) need_value "$@"; ROUNDS=$2; shift 2 ;;
@@ -443,18 +439,7 @@ run_load() {
 # server-demo also the paired ratios: total CPU per request of the two in the same round (next
 # to each other in the order), their median and their range over the rounds.
 print_load_table() {
-  awk -F'\t' -v order="${SCENARIOS}" -v sorder="${servers[*]}" '
-    function median(list,    v, n, i, j, t) {
-      n = split(list, v, " ")
-      if (n == 0) return 0
-      for (i = 2; i <= n; i++) {
-        t = v[i] + 0
-        for (j = i - 1; j >= 1 && v[j] + 0 > t; j--) v[j + 1] = v[j]
-        v[j + 1] = t
-      }
-      if (n % 2) return v[(n + 1) / 2]
-      return (v[n / 2] + v[n / 2 + 1]) / 2
-    }
+  awk -F'\t' -v order="${SCENARIOS}" -v sorder="${servers[*]}" "$AWK_MEDIAN"'
     function lat(us) {
       if (us <= 0) return "n/a"
       if (us >= 1000) return sprintf("%.2f ms", us / 1000)
@@ -571,28 +556,50 @@ run_rss() {
 
 # --- syscalls per request -------------------------------------------------------------------
 
+# observed_wrk NAME TAG SETTLE CMD...: a fresh server NAME, 1 s of wrk to warm it, then CMD with
+# the server's PID appended, in the background; SETTLE seconds for CMD to attach, STRACE_SECS of
+# wrk (GET /plaintext, 64 connections, no pipelining), SIGINT to CMD, the server stopped.
+# Sets OBS_REQ to the requests wrk completed.
+observed_wrk() {
+  local name=$1 tag=$2 settle=$3 out
+  shift 3
+  start_server "$name" "$OUT/server-$name-$tag.log"
+  wrk_run 1 64 /plaintext "$here/report.lua" >/dev/null 2>&1 || die "warm-up wrk failed"
+  "$@" "$SERVER_PID" 2>"$OUT/$tag-$name.log" &
+  STRACE_PID=$!
+  sleep "$settle"
+  out=$(wrk_run "$STRACE_SECS" 64 /plaintext "$here/report.lua" 2>&1) || die "wrk under $tag failed: $out"
+  printf '%s\n' "$out" >"$OUT/wrk-$name-$tag.txt"
+  kill -INT "$STRACE_PID" 2>/dev/null || true
+  wait "$STRACE_PID" 2>/dev/null || true
+  STRACE_PID=
+  stop_server
+  OBS_REQ=$(wrk_field "$out" requests)
+  [[ -n $OBS_REQ && $OBS_REQ -gt 0 ]] || die "no requests completed under $tag: see $OUT/wrk-$name-$tag.txt"
+}
+
+# Each server twice: under `strace -c -f`, which names every syscall, then under `perf stat` on
+# two tracepoints (all syscalls, io_uring_enter). perf counts in the kernel without stopping the
+# server at each syscall as strace does; under strace a driver that makes few syscalls gains on
+# wrk, finds more completions per io_uring_enter and shows fewer enters per request than it
+# makes unobserved.
 run_syscalls() {
-  local name out req trace
-  printf 'server\trequests\treads\tread_eagain\twrites\tepoll_waits\tio_uring_enters\tall\n' >"$OUT/syscalls.tsv"
+  local name trace counts have_perf=0 perf_req perf_all perf_ue
+  # Both tracepoints must exist (CONFIG_FTRACE_SYSCALLS) and be open to this user.
+  if command -v perf >/dev/null &&
+    perf stat -x, -e raw_syscalls:sys_enter -e syscalls:sys_enter_io_uring_enter -- true >/dev/null 2>&1; then
+    have_perf=1
+  else
+    note "perf cannot count the syscall tracepoints here: no counts without strace"
+  fi
+  printf 'server\trequests\treads\tread_eagain\twrites\tepoll_waits\tio_uring_enters\tall\tperf_requests\tperf_all\tperf_io_uring_enters\n' >"$OUT/syscalls.tsv"
   for name in "${servers[@]}"; do
     note "syscalls: $name under strace for ${STRACE_SECS}s"
-    start_server "$name" "$OUT/server-$name-strace.log"
-    wrk_run 1 64 /plaintext "$here/report.lua" >/dev/null 2>&1 || die "warm-up wrk failed"
     trace=$OUT/strace-$name.txt
     # -f with -p attaches every thread of the process, not only the one named.
-    strace -c -f -o "$trace" -p "$SERVER_PID" 2>"$OUT/strace-$name.log" &
-    STRACE_PID=$!
-    sleep 1
-    out=$(wrk_run "$STRACE_SECS" 64 /plaintext "$here/report.lua" 2>&1) || die "wrk under strace failed: $out"
-    printf '%s\n' "$out" >"$OUT/wrk-$name-strace.txt"
-    kill -INT "$STRACE_PID" 2>/dev/null || true
-    wait "$STRACE_PID" 2>/dev/null || true
-    STRACE_PID=
-    stop_server
-    req=$(wrk_field "$out" requests)
-    [[ -n $req && $req -gt 0 ]] || die "no requests completed under strace: see $OUT/wrk-$name-strace.txt"
+    observed_wrk "$name" strace 1 strace -c -f -o "$trace" -p
     # strace -c rows: % time, seconds, usecs/call, calls, [errors], syscall.
-    awk -v n="$name" -v req="$req" '
+    awk -v n="$name" -v req="$OBS_REQ" '
       $1 ~ /^[0-9.]+$/ && $NF != "total" {
         calls = $4; errs = (NF == 6) ? $5 : 0; sc = $NF
         if (sc ~ /^(read|readv|recvfrom|recvmsg|recvmmsg)$/) { rd += calls; eagain += errs }
@@ -601,14 +608,32 @@ run_syscalls() {
         else if (sc == "io_uring_enter") ue += calls
         all += calls
       }
-      END { printf "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", n, req, rd, eagain, wr, ep, ue, all }
+      END { printf "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d", n, req, rd, eagain, wr, ep, ue, all }
     ' "$trace" >>"$OUT/syscalls.tsv"
+    perf_req=0 perf_all=0 perf_ue=0
+    if ((have_perf)); then
+      note "syscalls: $name under perf stat for ${STRACE_SECS}s"
+      counts=$OUT/perf-syscalls-$name.csv
+      observed_wrk "$name" perf 0.5 perf stat -x, -o "$counts" -e raw_syscalls:sys_enter \
+        -e syscalls:sys_enter_io_uring_enter -p
+      perf_req=$OBS_REQ
+      read -r perf_all perf_ue < <(awk -F, '
+        $3 == "raw_syscalls:sys_enter" { all = $1 }
+        $3 == "syscalls:sys_enter_io_uring_enter" { ue = $1 }
+        END { printf "%d %d\n", all, ue }' "$counts")
+    fi
+    printf '\t%d\t%d\t%d\n' "$perf_req" "$perf_all" "$perf_ue" >>"$OUT/syscalls.tsv"
   done
   awk -F'\t' 'NR == 1 {
-      printf "%-12s %9s %10s %14s %10s %14s %18s %10s\n", "server", "requests", "reads/req", "(EAGAIN)/req", "writes/req", "epoll_wait/req", "io_uring_enter/req", "all/req"
+      printf "%-12s %9s %10s %14s %10s %14s %18s %10s %12s %19s\n", "server", "requests", "reads/req", "(EAGAIN)/req", "writes/req", "epoll_wait/req", "io_uring_enter/req", "all/req", "all/req", "io_uring_enter/req"
+      printf "%-12s %9s %10s %14s %10s %14s %18s %10s %12s %19s\n", "", "", "", "", "", "", "", "", "(perf)", "(perf)"
       next
     }
-    { r = $2; printf "%-12s %9d %10.3f %14.3f %10.3f %14.3f %18.3f %10.3f\n", $1, r, $3 / r, $4 / r, $5 / r, $6 / r, $7 / r, $8 / r }' "$OUT/syscalls.tsv"
+    {
+      r = $2; pa = "-"; pu = "-"
+      if ($9 > 0) { pa = sprintf("%.3f", $10 / $9); pu = sprintf("%.3f", $11 / $9) }
+      printf "%-12s %9d %10.3f %14.3f %10.3f %14.3f %18.3f %10.3f %12s %19s\n", $1, r, $3 / r, $4 / r, $5 / r, $6 / r, $7 / r, $8 / r, pa, pu
+    }' "$OUT/syscalls.tsv"
 }
 
 # --- user-space instructions per request ----------------------------------------------------
@@ -650,6 +675,7 @@ run_instructions() {
 # --- main -----------------------------------------------------------------------------------
 
 # A kernel or sandbox that refuses io_uring leaves demo-uring out, with the reason.
+refusal=
 for i in "${!servers[@]}"; do
   [[ ${servers[i]} == demo-uring ]] || continue
   refusal=$(uring_refusal)
@@ -667,6 +693,7 @@ summary=$OUT/summary.txt
   echo "load harness: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $WORKERS worker(s) on CPU $SERVER_CPU, wrk -t$wrk_threads and ab on CPU $CLIENT_CPU"
   echo "rounds $ROUNDS, ${DURATION}s per run after ${WARMUP}s warm-up; servers: ${servers[*]}; scenarios: $SCENARIOS"
   echo "open-file limit $(ulimit -Sn); raw results in $OUT"
+  [[ -z $refusal ]] || echo "demo-uring left out: io_uring refused here: $refusal"
 } | tee "$summary"
 
 if want_part load; then
@@ -686,7 +713,7 @@ if want_part rss; then
 fi
 if want_part syscalls; then
   echo | tee -a "$summary"
-  echo "== syscalls per request under strace -c -f (GET /plaintext, 64 connections, no pipelining, ${STRACE_SECS}s)" | tee -a "$summary"
+  echo "== syscalls per request under strace -c -f, and under perf stat (GET /plaintext, 64 connections, no pipelining, ${STRACE_SECS}s)" | tee -a "$summary"
   run_syscalls >"$OUT/syscalls.txt"
   tee -a "$summary" <"$OUT/syscalls.txt"
 fi

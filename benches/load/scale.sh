@@ -38,13 +38,9 @@ SCENARIO=${SCENARIO:-plaintext}
 OUT=${OUT:-}
 BUILD=${BUILD:-1}
 
-die() {
-  echo "scale.sh: $*" >&2
-  exit 1
-}
-note() { echo "scale.sh: $*" >&2; }
-
-need_value() { [[ $# -ge 2 ]] || die "flag $1 needs a value"; }
+PROG=scale.sh
+# shellcheck source=benches/load/common.sh
+. "$here/common.sh"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --max-workers) need_value "$@"; MAX_WORKERS=$2; shift 2 ;;
@@ -110,18 +106,7 @@ done
 echo | tee -a "$summary"
 for ((w = 1; w <= MAX_WORKERS; w++)); do
   awk -F'\t' -v w="$w" 'NR > 1 { print w "\t" $0 }' "$OUT/workers-$w/results.tsv"
-done | awk -F'\t' '
-  function median(list,    v, n, i, j, t) {
-    n = split(list, v, " ")
-    if (n == 0) return 0
-    for (i = 2; i <= n; i++) {
-      t = v[i] + 0
-      for (j = i - 1; j >= 1 && v[j] + 0 > t; j--) v[j + 1] = v[j]
-      v[j + 1] = t
-    }
-    if (n % 2) return v[(n + 1) / 2]
-    return (v[n / 2] + v[n / 2 + 1]) / 2
-  }
+done | awk -F'\t' "$AWK_MEDIAN"'
   {
     # Fields: workers, then run.sh results.tsv: round scenario server requests duration_us rps
     # p50_us p99_us errors user_us_per_req sys_us_per_req server_cpu_pct.
