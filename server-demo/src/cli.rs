@@ -239,6 +239,13 @@ mod tests {
                 ..
             }
         ));
+        assert!(matches!(
+            err("--io kqueue"),
+            CliError::BadValue {
+                expected: "auto, epoll or uring",
+                ..
+            }
+        ));
         assert_eq!(err("serve"), CliError::UnexpectedArgument("serve".into()));
         assert_eq!(
             err("-- --workers 2"),
@@ -265,6 +272,7 @@ mod tests {
             "--pool-max-bytes",
             "--pool-prealloc-slabs",
             "--pool-strategy",
+            "--io",
         ] {
             assert!(USAGE.contains(flag), "{flag} missing from USAGE");
             assert!(
