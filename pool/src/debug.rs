@@ -88,7 +88,8 @@ pub(crate) fn on_return(block: FreeBlock) {
 
 pub(crate) fn report_outstanding(block_size: usize, out: usize) {
     eprintln!(
-        "bufslab debug: pool dropped with {out} block(s) of {block_size} bytes still out; \
-         their slabs are freed when the last one comes back"
+        "bufslab debug: pool dropped with {out} block(s) of {block_size} bytes still out \
+         (rented, or parked in threads' caches until those threads exit); their slabs are \
+         freed when the last one comes back"
     );
 }
