@@ -78,6 +78,8 @@ pub struct Measurement {
     pub description: &'static str,
     /// The pool's free list, for a server built on bufslab.
     pub strategy: Option<&'static str>,
+    /// The server's I/O driver, for a server that has a choice.
+    pub driver: Option<&'static str>,
     /// Warm-up requests, before the window.
     pub warmup: u64,
     /// Requests in the window.
@@ -360,12 +362,14 @@ impl Prepared {
         settle(server.as_ref(), 0)?;
         let pool = server.pool();
         let strategy = server.free_list();
+        let driver = server.driver();
         server.stop().map_err(MeasureError::Server)?;
         Ok(Measurement {
             subject: subject.name().to_owned(),
             scenario: scenario.name(),
             description: scenario.description(),
             strategy,
+            driver,
             warmup: self.warm_writes * per_write,
             requests,
             connections: match scenario.shape() {

@@ -50,9 +50,10 @@ impl std::error::Error for ReportError {
     }
 }
 
-const HEADER: [&str; 13] = [
+const HEADER: [&str; 14] = [
     "scenario",
     "server",
+    "driver",
     "free list",
     "requests",
     "warm-up",
@@ -72,12 +73,13 @@ const NONE: &str = "–";
 /// The table as Markdown, columns padded so it reads the same on a terminal.
 #[must_use]
 pub fn table(measurements: &[Measurement]) -> String {
-    let rows: Vec<[String; 13]> = measurements
+    let rows: Vec<[String; 14]> = measurements
         .iter()
         .map(|m| {
             [
                 format!("`{}`", m.scenario),
                 m.subject.clone(),
+                m.driver.unwrap_or(NONE).to_owned(),
                 m.strategy.unwrap_or(NONE).to_owned(),
                 m.requests.to_string(),
                 m.warmup.to_string(),
@@ -108,13 +110,13 @@ pub fn table(measurements: &[Measurement]) -> String {
     line(
         &mut out,
         &widths,
-        widths.iter().enumerate().map(|(i, _)| ("", i > 2)),
+        widths.iter().enumerate().map(|(i, _)| ("", i > 3)),
     );
     for row in &rows {
         line(
             &mut out,
             &widths,
-            row.iter().enumerate().map(|(i, c)| (c.as_str(), i > 2)),
+            row.iter().enumerate().map(|(i, c)| (c.as_str(), i > 3)),
         );
     }
     out
@@ -181,7 +183,7 @@ pub fn markdown(report: &Report) -> String {
         blocks still rented, the peak of bytes out of the shared free lists, and the window's \
         gets that found a free list empty. `–`: does not apply.\n\n\
         Servers: one worker each. server-demo with idle eviction off and every other setting \
-        at its default; hyper 1.x as the load harness's `hyper_baseline` (one current-thread \
+        at its default (`driver`: the I/O driver it picked); hyper 1.x as the load harness's `hyper_baseline` (one current-thread \
         tokio runtime, `http1` with pipeline flush). The allocation sites of each run, \
         start-up included, are in `dhat-<server>-<scenario>.json` (open it in dhat's \
         `dh_view.html`); `allocs.svg` plots each window's cumulative allocations against its \
@@ -249,6 +251,7 @@ mod tests {
             scenario,
             description: "",
             strategy: None,
+            driver: None,
             warmup: 0,
             requests: 100,
             connections: 0,

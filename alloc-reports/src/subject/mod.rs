@@ -134,6 +134,12 @@ pub trait Running {
         None
     }
 
+    /// What moves the server's bytes (`epoll`, `uring`, ...), for a server that has a choice;
+    /// read after start-up, so a server that picks at run time reports its pick.
+    fn driver(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Stops the server and waits for its threads, so that every allocation it makes is
     /// over before the profile is written.
     ///

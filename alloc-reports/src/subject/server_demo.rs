@@ -113,6 +113,10 @@ impl Running for Started {
         Some(self.free_list)
     }
 
+    fn driver(&self) -> Option<&'static str> {
+        Some(self.server.stats().driver)
+    }
+
     fn stop(self: Box<Self>) -> Result<(), SubjectError> {
         self.server.stop()?;
         Ok(())
