@@ -36,6 +36,7 @@ seeds = {
  'idle_timeout': send(get(b'/json')) + READ + TIMER,
  'send_fail': send(get(b'/json') * 3) + READ + short(10) + FAIL,
  'eof_mid_body': send(echo_cl(b'x' * 100)[:-50]) + READ + EOF_ + SEND + READ,
+ 'pipelined_then_fault': send(get(b'/plaintext') + chunked(b'/echo', b'5\r\nhello\r\nzz\r\n')) + READ + SEND,
  'chunked_skip_ok': send(chunked(b'/json', b'3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n') + get(b'/plaintext')) + READ + SEND,
 }
 os.makedirs(out, exist_ok=True)

@@ -108,3 +108,21 @@ fn malformed_body_after_the_response_started_closes_and_is_counted() {
     }
     assert_eq!(server.stats().bad_requests, 0);
 }
+
+/// Responses to requests before the faulty one are kept; only its own is replaced.
+#[test]
+fn earlier_pipelined_responses_stay_before_the_400() {
+    let server = start(config());
+    let mut req = GET_PLAINTEXT.to_vec();
+    req.extend_from_slice(&chunked_head("POST /echo"));
+    req.extend_from_slice(b"5\r\nhello\r\nzz\r\n");
+    let mut c = Client::new(server.local_addr());
+    c.send(&req);
+    let r = c.response();
+    assert_eq!((r.status, &r.body[..]), (200, HELLO));
+    let r = c.response();
+    assert_eq!(r.status, 400);
+    assert!(r.closes());
+    c.expect_closed();
+    assert_eq!(server.stats().late_body_faults, 0);
+}
