@@ -389,10 +389,12 @@ impl<F: FreeList> Shared<F> {
         &Self::HOME
     }
 
-    /// The pool's identity, as slab headers and thread caches record it.
+    /// The pool's identity, as slab headers and thread caches record it, and the pointer their
+    /// `HomeVTable::put` calls get. From the Arc, not from `&self`: a put may drop a strong
+    /// count through it (`free_slabs`), so its provenance must cover the whole Arc allocation.
     #[inline]
-    pub(crate) fn id(&self) -> *const () {
-        (self as *const Self).cast()
+    pub(crate) fn id(self: &Arc<Self>) -> *const () {
+        Arc::as_ptr(self).cast()
     }
 
     #[inline]
