@@ -10,7 +10,7 @@
 set -euo pipefail
 
 usage() {
-	cat <<'EOF'
+  cat <<'EOF'
 usage: benches/load/soak.sh [flags]
 
   --secs S          traffic time, warm-up included (default 600)
@@ -34,52 +34,52 @@ REPORT=RELIABILITY.md
 IO=
 BUILD=1
 ARGS=("$@")
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--secs) SECS=$2; shift 2 ;;
-	--secs=*) SECS=${1#*=}; shift ;;
-	--warm-secs) WARM_SECS=$2; shift 2 ;;
-	--warm-secs=*) WARM_SECS=${1#*=}; shift ;;
-	--seed) SEED=$2; shift 2 ;;
-	--seed=*) SEED=${1#*=}; shift ;;
-	--server-cpu) SERVER_CPU=$2; shift 2 ;;
-	--server-cpu=*) SERVER_CPU=${1#*=}; shift ;;
-	--client-cpu) CLIENT_CPU=$2; shift 2 ;;
-	--client-cpu=*) CLIENT_CPU=${1#*=}; shift ;;
-	--io) IO=$2; shift 2 ;;
-	--io=*) IO=${1#*=}; shift ;;
-	--report) REPORT=$2; shift 2 ;;
-	--report=*) REPORT=${1#*=}; shift ;;
-	--no-build) BUILD=0; shift ;;
-	-h | --help) usage; exit 0 ;;
-	*) echo "soak.sh: unknown flag $1" >&2; usage >&2; exit 2 ;;
-	esac
-done
-case "$SECS" in '' | *[!0-9]*) echo "soak.sh: --secs needs a number" >&2; exit 2 ;; esac
 
-cd "$(dirname "$0")/../.."
+here=$(cd "$(dirname "$0")" && pwd)
+PROG=soak.sh
+# shellcheck source=benches/load/common.sh
+. "$here/common.sh"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --secs) need_value "$@"; SECS=$2; shift 2 ;;
+    --warm-secs) need_value "$@"; WARM_SECS=$2; shift 2 ;;
+    --seed) need_value "$@"; SEED=$2; shift 2 ;;
+    --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
+    --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
+    --io) need_value "$@"; IO=$2; shift 2 ;;
+    --report) need_value "$@"; REPORT=$2; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown flag $1" ;;
+  esac
+done
+for v in SECS SEED SERVER_CPU CLIENT_CPU ${WARM_SECS:+WARM_SECS}; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
+done
+
+cd "$here/../.."
 ROOT=$PWD
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/release
 
 # The server's limits: small enough that the bursts reach them.
 SERVER_FLAGS=(
-	--workers 2
-	--max-conns 64
-	--max-head 8192
-	--max-body 1048576
-	--header-timeout-ms 2000
-	--idle-timeout-ms 5000
-	--pool-max-bytes 1048576
-	--pool-prealloc-slabs 2
+  --workers 2
+  --max-conns 64
+  --max-head 8192
+  --max-body 1048576
+  --header-timeout-ms 2000
+  --idle-timeout-ms 5000
+  --pool-max-bytes 1048576
+  --pool-prealloc-slabs 2
 )
 [ -n "$IO" ] && SERVER_FLAGS+=(--io "$IO")
 
 if [ "$BUILD" = 1 ]; then
-	cargo build --release -p server-demo -p bufslab-benches
+  cargo build --release -p server-demo -p bufslab-benches
 fi
 for b in server-demo soak_client; do
-	[ -x "$BIN/$b" ] || { echo "soak.sh: $BIN/$b is missing (build it, or drop --no-build)" >&2; exit 2; }
+  [[ -x $BIN/$b ]] || die "$BIN/$b is missing (build it, or drop --no-build)"
 done
 
 # The bursts open a few hundred connections at once.
@@ -90,18 +90,18 @@ PIN_SERVER=()
 PIN_CLIENT=()
 PINNING="not pinned (taskset missing or fewer than 2 CPUs)"
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-	PIN_SERVER=(taskset -c "$SERVER_CPU")
-	PIN_CLIENT=(taskset -c "$CLIENT_CPU")
-	PINNING="server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU (taskset)"
+  PIN_SERVER=(taskset -c "$SERVER_CPU")
+  PIN_CLIENT=(taskset -c "$CLIENT_CPU")
+  PINNING="server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU (taskset)"
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
 SERVER_PID=
 cleanup() {
-	if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-		kill -KILL "$SERVER_PID" 2>/dev/null || true
-	fi
-	rm -rf "$WORK"
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
 }
 trap cleanup EXIT
 
@@ -110,23 +110,23 @@ trap cleanup EXIT
 SERVER_PID=$!
 PORT=
 for _ in $(seq 100); do
-	PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/server.log" | head -n 1)
-	[ -n "$PORT" ] && break
-	kill -0 "$SERVER_PID" 2>/dev/null || break
-	sleep 0.1
+  PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/server.log" | head -n 1)
+  [ -n "$PORT" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || break
+  sleep 0.1
 done
 if [ -z "$PORT" ]; then
-	echo "soak.sh: the server did not start:" >&2
-	cat "$WORK/server.log" >&2
-	exit 1
+  echo "soak.sh: the server did not start:" >&2
+  cat "$WORK/server.log" >&2
+  exit 1
 fi
 echo "soak.sh: server-demo (pid $SERVER_PID) on 127.0.0.1:$PORT, $PINNING; $SECS s of traffic"
 
 CLIENT_FLAGS=(
-	--addr "127.0.0.1:$PORT" --pid "$SERVER_PID" --secs "$SECS" --seed "$SEED"
-	--workers 2 --max-conns 64 --max-head 8192 --max-body 1048576
-	--header-timeout-ms 2000 --idle-timeout-ms 5000
-	--out "$WORK/tables.md"
+  --addr "127.0.0.1:$PORT" --pid "$SERVER_PID" --secs "$SECS" --seed "$SEED"
+  --workers 2 --max-conns 64 --max-head 8192 --max-body 1048576
+  --header-timeout-ms 2000 --idle-timeout-ms 5000
+  --out "$WORK/tables.md"
 )
 [ -n "$WARM_SECS" ] && CLIENT_FLAGS+=(--warm-secs "$WARM_SECS")
 STARTED=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -140,48 +140,48 @@ set -e
 kill -TERM "$SERVER_PID" 2>/dev/null || true
 SERVER_RC=
 for _ in $(seq 100); do
-	if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-		set +e
-		wait "$SERVER_PID"
-		SERVER_RC=$?
-		set -e
-		break
-	fi
-	sleep 0.1
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    set +e
+    wait "$SERVER_PID"
+    SERVER_RC=$?
+    set -e
+    break
+  fi
+  sleep 0.1
 done
 SUMMARY=$(grep 'server-demo: served' "$WORK/server.log" | tail -n 1 || true)
 STOP_PASS=pass
 if [ "$SERVER_RC" != 0 ] || ! grep -q ' 0 blocks still rented' <<<"$SUMMARY"; then
-	STOP_PASS="**FAIL**"
+  STOP_PASS="**FAIL**"
 fi
 echo "soak.sh: server stopped with status ${SERVER_RC:-none (still running after 10 s)}: $SUMMARY"
 
 RESULT=PASS
 if [ "$CLIENT_RC" != 0 ] || [ "$STOP_PASS" != pass ]; then
-	RESULT=FAIL
+  RESULT=FAIL
 fi
 
 if [ "$REPORT" != - ]; then
-	# REVISION: for a tree exported from git (git archive), which has no .git to ask.
-	REV=${REVISION:-}
-	if [ -z "$REV" ]; then
-		REV=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-		if [ -n "$(git status --porcelain -- pool http-codec server-demo benches 2>/dev/null)" ]; then
-			REV="$REV (with uncommitted changes)"
-		fi
-	fi
-	COMMAND="benches/load/soak.sh${ARGS[*]:+ ${ARGS[*]}}"
-	NICENESS=$(nice)
-	[ "$NICENESS" != 0 ] && COMMAND="nice -n $NICENESS $COMMAND"
-	CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-	MACHINE="${CPU:-unknown CPU}, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), linux $(uname -r)"
-	if [ -s "$WORK/tables.md" ]; then
-		TABLES=$(cat "$WORK/tables.md")
-	else
-		TABLES=$(printf '%s\n\n%s\n%s' "The client wrote no tables (exit status $CLIENT_RC)." \
-			'| check | measured | limit | result |' '|---|---|---|---|')
-	fi
-	cat >"$REPORT" <<EOF
+  # REVISION: for a tree exported from git (git archive), which has no .git to ask.
+  REV=${REVISION:-}
+  if [ -z "$REV" ]; then
+    REV=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+    if [ -n "$(git status --porcelain -- pool http-codec server-demo benches 2>/dev/null)" ]; then
+      REV="$REV (with uncommitted changes)"
+    fi
+  fi
+  COMMAND="benches/load/soak.sh${ARGS[*]:+ ${ARGS[*]}}"
+  NICENESS=$(nice)
+  [ "$NICENESS" != 0 ] && COMMAND="nice -n $NICENESS $COMMAND"
+  CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+  MACHINE="${CPU:-unknown CPU}, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), linux $(uname -r)"
+  if [ -s "$WORK/tables.md" ]; then
+    TABLES=$(cat "$WORK/tables.md")
+  else
+    TABLES=$(printf '%s\n\n%s\n%s' "The client wrote no tables (exit status $CLIENT_RC)." \
+      '| check | measured | limit | result |' '|---|---|---|---|')
+  fi
+  cat >"$REPORT" <<EOF
 # Reliability: the fault soak
 
 \`benches/load/soak.sh\` runs the release server-demo on loopback for a bounded time under a
@@ -199,7 +199,7 @@ Server: \`server-demo --addr 127.0.0.1:0 ${SERVER_FLAGS[*]}\`.
 $TABLES
 | graceful stop (SIGTERM): exit status, blocks still rented | ${SERVER_RC:-still running}; \`${SUMMARY#server-demo: }\` | 0; 0 blocks | $STOP_PASS |
 EOF
-	echo "soak.sh: wrote $REPORT"
+  echo "soak.sh: wrote $REPORT"
 fi
 
 echo "soak.sh: $RESULT"
