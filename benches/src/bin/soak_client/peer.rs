@@ -323,3 +323,90 @@ impl Peer {
         drop(self);
     }
 }
+
+/// A connected `Peer` whose server side writes `bytes` and closes.
+#[cfg(test)]
+pub fn peer_reading(bytes: Vec<u8>) -> Peer {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("local address");
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        s.write_all(&bytes).expect("write");
+    });
+    let peer = Peer::connect(addr).expect("connect");
+    server.join().expect("server thread");
+    peer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_length_chunked_head_only_and_refusal_responses() {
+        let mut p = peer_reading(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello\
+              HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\n3;x=y\r\nabc\r\nA\r\n0123456789\r\n0\r\nT: 1\r\n\r\n\
+              HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n\
+              HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+                .to_vec(),
+        );
+        let r = p.response(false).expect("length");
+        assert_eq!((r.head.status, r.body.as_slice()), (200, &b"hello"[..]));
+        let r = p.response(false).expect("chunked");
+        assert!(r.head.chunked());
+        assert_eq!(r.body, b"abc0123456789");
+        let r = p.response(true).expect("head only");
+        assert_eq!(
+            (r.head.field("content-length"), r.body.len()),
+            (Some("13"), 0)
+        );
+        let r = p.response(false).expect("408");
+        assert!(r.head.closes());
+        assert!(p.refused(&r, 408).is_ok(), "408, close, then the end");
+    }
+
+    #[test]
+    fn a_cut_short_body_is_missing_with_what_came() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n";
+        let mut bytes = head.to_vec();
+        bytes.extend_from_slice(b"abc");
+        let mut p = peer_reading(bytes);
+        match p.response(false) {
+            Err(f @ Fail::Eof { got }) => {
+                assert_eq!(got, head.len() as u64 + 3);
+                assert!(f.is_missing() && !f.nothing_came());
+            }
+            other => panic!("expected the end of input, got {:?}", other.map(|r| r.body)),
+        }
+    }
+
+    #[test]
+    fn a_close_with_nothing_sent_is_told_apart() {
+        let mut p = peer_reading(Vec::new());
+        let f = p.response(false).err().expect("nothing came");
+        assert!(f.nothing_came() && f.is_missing());
+    }
+
+    #[test]
+    fn wrong_answers_are_wrong_not_missing() {
+        let mut p = peer_reading(b"HTTP/1.1 abc\r\n\r\n".to_vec());
+        assert!(matches!(p.response(false), Err(Fail::Wrong(_))));
+
+        let mut p = peer_reading(
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        );
+        let r = p.response(false).expect("response");
+        assert!(matches!(p.refused(&r, 431), Err(Fail::Wrong(_))));
+
+        let mut p = peer_reading(
+            b"HTTP/1.1 431 Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\nextra"
+                .to_vec(),
+        );
+        let r = p.response(false).expect("response");
+        assert!(
+            matches!(p.refused(&r, 431), Err(Fail::Wrong(_))),
+            "bytes after the close"
+        );
+    }
+}

@@ -221,3 +221,82 @@ impl std::fmt::Write for SliceWriter<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peer::{peer_reading, Head};
+
+    fn response(status: u16, fields: &[(&str, &str)], body: &[u8]) -> Response {
+        Response {
+            head: Head {
+                version: "HTTP/1.1".to_owned(),
+                status,
+                fields: fields
+                    .iter()
+                    .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                    .collect(),
+            },
+            body: body.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_chunked_echo_frames_its_data() {
+        let mut rng = Rng::new(7);
+        let data = rng.bytes(100_000);
+        let req = Request::echo_chunked(&mut rng, data.clone());
+        let mut answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        answer.extend_from_slice(&req.body);
+        let r = peer_reading(answer).response(false).expect("chunked");
+        assert_eq!(r.body, data);
+        assert!(req.check(&r).is_ok());
+    }
+
+    #[test]
+    fn an_echo_must_match_byte_for_byte() {
+        let req = Request::echo(b"abc".to_vec(), false);
+        let fields = [("content-length", "3")];
+        assert!(req.check(&response(200, &fields, b"abc")).is_ok());
+        let e = req
+            .check(&response(200, &fields, b"abd"))
+            .expect_err("differs");
+        assert!(e.contains("first difference at Some(2)"), "{e}");
+        assert!(req.check(&response(500, &fields, b"abc")).is_err());
+        let close = [("content-length", "3"), ("connection", "close")];
+        assert!(
+            req.check(&response(200, &close, b"abc")).is_err(),
+            "a close nobody asked for"
+        );
+    }
+
+    #[test]
+    fn head_answers_carry_the_length_and_no_body() {
+        let mut req = Request::get("/plaintext", Expect::Plaintext);
+        req.head_only = true;
+        assert!(req
+            .check(&response(200, &[("content-length", "13")], b""))
+            .is_ok());
+        assert!(req
+            .check(&response(200, &[("content-length", "12")], b""))
+            .is_err());
+    }
+
+    #[test]
+    fn closing_adds_the_field_to_the_head() {
+        let req = Request::get("/json", Expect::Json).closing();
+        assert!(req.close);
+        assert!(req
+            .head
+            .ends_with(b"Host: soak\r\nConnection: close\r\n\r\n"));
+    }
+
+    #[test]
+    fn a_large_head_outgrows_a_block_but_not_the_limit() {
+        let mut rng = Rng::new(3);
+        for _ in 0..100 {
+            let n = Request::large_head(&mut rng, 8192).head.len();
+            assert!((4200..=8092).contains(&n), "{n}");
+        }
+    }
+}
