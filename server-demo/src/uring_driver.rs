@@ -32,7 +32,7 @@
 
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -95,6 +95,8 @@ const SEND: u64 = 3;
 const CANCEL: u64 = 4;
 /// A receive into the connection's own read block (it holds a partial request).
 const RECV_OWN: u64 = 5;
+/// The close of a connection's socket (after its linked shutdown).
+const CLOSE: u64 = 6;
 
 fn user_data(kind: u64, gen: u32, slot: usize) -> u64 {
     kind << 56 | u64::from(gen & 0xff_ffff) << 32 | (slot as u64 & 0xffff_ffff)
@@ -159,6 +161,22 @@ fn probe_here() -> Result<(), UringError> {
     Features::probe()?;
     let ring = new_ring()?;
     if !ring.params().is_feature_ext_arg() {
+        return Err(UringError::Invalid);
+    }
+    let mut probe = io_uring::Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(UringError::classify)?;
+    let ops = [
+        opcode::Recv::CODE,
+        opcode::Send::CODE,
+        opcode::Writev::CODE,
+        opcode::AcceptMulti::CODE,
+        opcode::AsyncCancel::CODE,
+        opcode::Shutdown::CODE,
+        opcode::Close::CODE,
+    ];
+    if !ops.iter().all(|&op| probe.is_supported(op)) {
         return Err(UringError::Invalid);
     }
     Ok(())
@@ -249,9 +267,10 @@ pub(crate) struct UringWorker<F: FreeList> {
     accept_paused_until: Option<Instant>,
     shutdown_deadline: Option<Instant>,
     next_evict: Option<Instant>,
-    /// Receives and sends submitted and not yet completed.
+    /// Receives, sends and socket closes submitted and not yet completed.
     recvs_in_flight: usize,
     sends_in_flight: usize,
+    closes_in_flight: usize,
 }
 
 impl<F: FreeList> UringWorker<F> {
@@ -307,6 +326,7 @@ impl<F: FreeList> UringWorker<F> {
             cfg,
             recvs_in_flight: 0,
             sends_in_flight: 0,
+            closes_in_flight: 0,
         })
     }
 
@@ -349,6 +369,7 @@ impl<F: FreeList> UringWorker<F> {
             let idle = self.free.len() == self.conns.len()
                 && self.recvs_in_flight == 0
                 && self.sends_in_flight == 0
+                && self.closes_in_flight == 0
                 && !self.accept_armed;
             if idle {
                 // SAFETY: no request that selects from the buffer group is in flight (every
@@ -540,7 +561,8 @@ impl<F: FreeList> UringWorker<F> {
                     _ => self.close(slot, CloseReason::Io),
                 }
             }
-            _ => {} // CANCEL
+            CLOSE => self.closes_in_flight -= 1,
+            _ => {} // CANCEL, and the shutdowns
         }
         Ok(())
     }
@@ -579,6 +601,7 @@ impl<F: FreeList> UringWorker<F> {
             return Ok(());
         };
         let mut request = None;
+        let mut half_close = false;
         let mut stuck = false;
         let outcome = loop {
             if uc.busy() || uc.recv_armed {
@@ -633,12 +656,9 @@ impl<F: FreeList> UringWorker<F> {
                     uc.recv_armed = true;
                     break Outcome::Wait;
                 }
-                Want::HalfClose => {
-                    if let Some(sock) = &uc.sock {
-                        // The peer may be gone already; the drain tells.
-                        let _ = sock.shutdown(Shutdown::Write);
-                    }
-                }
+                // Submitted below, ahead of the drain's receive. The peer may be gone already;
+                // the drain tells.
+                Want::HalfClose => half_close = true,
                 Want::Discard => {
                     if let Some(buf) = uc.pending.take() {
                         match uc.conn.discarded(buf.len()) {
@@ -662,6 +682,14 @@ impl<F: FreeList> UringWorker<F> {
         };
         let idle = uc.conn.is_idle();
         let want = uc.conn.timer_kind();
+        if half_close {
+            let sqe = opcode::Shutdown::new(fd, libc::SHUT_WR)
+                .build()
+                .user_data(user_data(CANCEL, 0, 0));
+            // SAFETY: the request names no memory; the socket stays open until after it (its
+            // close is submitted later, in order).
+            unsafe { self.push(&sqe)? };
+        }
         if let Some((sqe, is_send)) = request {
             // SAFETY: a receive with buffer select names only the buffer group, which `bufs`
             // keeps registered until every receive completed (`run`). A send names the
@@ -778,9 +806,8 @@ impl<F: FreeList> UringWorker<F> {
         let Some(sock) = uc.sock.take() else {
             return;
         };
-        // Wakes a receive parked in the kernel, so it completes (stale) and gives its block.
-        let _ = sock.shutdown(Shutdown::Both);
-        drop(sock);
+        self.close_socket(sock);
+        let uc = &mut self.conns[slot];
         uc.gen = uc.gen.wrapping_add(1) & 0xff_ffff;
         uc.recv_armed = false;
         uc.pending = None;
@@ -794,6 +821,38 @@ impl<F: FreeList> UringWorker<F> {
         if matches!(reason, CloseReason::Io | CloseReason::PeerAborted) {
             WorkerCounters::add(&c.io_errors, 1);
         }
+    }
+
+    /// Shuts a socket down (which wakes a receive parked in the kernel, so that it completes,
+    /// stale, and gives its block back) and closes it: two linked requests, no system call.
+    /// Where the submission queue has no room for both even after a submit, the same two
+    /// steps are system calls.
+    fn close_socket(&mut self, sock: TcpStream) {
+        let free = |ring: &mut IoUring| {
+            let sq = ring.submission();
+            sq.capacity() - sq.len()
+        };
+        if free(&mut self.ring) < 2 && (self.ring.submit().is_err() || free(&mut self.ring) < 2) {
+            let _ = sock.shutdown(Shutdown::Both);
+            return; // `sock` closes as it drops
+        }
+        let fd = types::Fd(sock.into_raw_fd());
+        let shutdown = opcode::Shutdown::new(fd, libc::SHUT_RDWR)
+            .build()
+            .flags(squeue::Flags::IO_HARDLINK)
+            .user_data(user_data(CANCEL, 0, 0));
+        let close = opcode::Close::new(fd)
+            .build()
+            .user_data(user_data(CLOSE, 0, 0));
+        // SAFETY: neither request names memory. The descriptor is the kernel's to close from
+        // here on (`into_raw_fd` gave up ownership); the hard link runs the close after the
+        // shutdown whether or not the shutdown succeeded. There is room for both.
+        unsafe {
+            let mut sq = self.ring.submission();
+            let pushed = sq.push(&shutdown).is_ok() && sq.push(&close).is_ok();
+            debug_assert!(pushed);
+        }
+        self.closes_in_flight += 1;
     }
 
     /// Releases a closed connection's blocks and frees its slot, once the kernel no longer
