@@ -510,9 +510,7 @@ fn other_target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> 
         Some(b) if b.is_ascii_alphabetic() => {
             let colon = t.iter().position(|&b| !SCHEME_CHAR[b as usize]);
             match colon {
-                Some(c) if t.get(c) == Some(&b':') && valid_absolute(t) => {
-                    Ok(TargetForm::Absolute)
-                }
+                Some(c) if t.get(c) == Some(&b':') && valid_absolute(t) => Ok(TargetForm::Absolute),
                 _ => Err(Error::InvalidTarget),
             }
         }

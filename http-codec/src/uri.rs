@@ -76,9 +76,9 @@ fn ip_literal(s: &[u8]) -> bool {
         [b'v' | b'V', rest @ ..] => {
             let digits = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
             match rest.get(digits..) {
-                Some([b'.', tail @ ..]) if digits > 0 && !tail.is_empty() => tail
-                    .iter()
-                    .all(|&b| REG_NAME_CHAR[b as usize] || b == b':'),
+                Some([b'.', tail @ ..]) if digits > 0 && !tail.is_empty() => {
+                    tail.iter().all(|&b| REG_NAME_CHAR[b as usize] || b == b':')
+                }
                 _ => false,
             }
         }
@@ -221,11 +221,7 @@ mod tests {
             b"[v1.x:y]",
             b":80",
         ] {
-            assert!(
-                valid_authority(ok, Port::Optional),
-                "{}",
-                ok.escape_ascii()
-            );
+            assert!(valid_authority(ok, Port::Optional), "{}", ok.escape_ascii());
         }
         for bad in [
             &b"a:b"[..],
