@@ -23,8 +23,10 @@
 //! - **Send:** at most one in flight per connection (`send` of one block, `writev` of several);
 //!   a short send is resumed by the next one. The output blocks stay in the connection until
 //!   the completion: a connection closed with a send in flight keeps them until then.
-//! - **Close:** `shutdown(2)` then `close(2)`, which ends a receive in flight; its completion
-//!   (and the block it may carry) is recognised as stale by the slot's generation.
+//! - **Close:** a shutdown and a close hard-linked in one submission (no system call of its
+//!   own; a lingering close's half-close is a shutdown request too). The shutdown ends a
+//!   receive in flight; its completion (and the block it may carry) is recognised as stale by
+//!   the slot's generation.
 //!
 //! The `unsafe` here is the submission of requests that name memory (send buffers and iovecs,
 //! which the connection keeps until the completion) and the taking of completed receive blocks
