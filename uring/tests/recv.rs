@@ -59,14 +59,26 @@ fn receive(
     (got, Ok(()))
 }
 
+/// A ring (or `None`, after printing why there is none), a pool of `blocks` blocks, and a
+/// buffer ring of `entries` of them registered as `group`.
+fn setup(
+    test: &str,
+    blocks: usize,
+    group: u16,
+    entries: usize,
+) -> Option<(io_uring::IoUring, Pool, BufRing)> {
+    let ring = ring_or_skip(test, 64)?;
+    let pool = pool(blocks);
+    let bufs = BufRing::new(&ring, &pool.local_cache(), group, entries, BLOCK).unwrap();
+    Some((ring, pool, bufs))
+}
+
 #[test]
 fn multishot_receive_fills_pool_blocks() {
-    let Some(mut ring) = ring_or_skip("multishot_receive_fills_pool_blocks", 64) else {
+    let Some((mut ring, pool, mut bufs)) = setup("multishot_receive_fills_pool_blocks", 64, 1, 8)
+    else {
         return;
     };
-    let pool = pool(64);
-    let cache = pool.local_cache();
-    let mut bufs = BufRing::new(&ring, &cache, 1, 8, BLOCK).unwrap();
     assert_eq!(
         (bufs.entries(), bufs.held(), bufs.block_size()),
         (8, 8, BLOCK)
@@ -110,12 +122,9 @@ fn multishot_receive_fills_pool_blocks() {
 #[test]
 fn an_empty_ring_ends_the_receive_with_enobufs_until_refilled_and_rearmed() {
     let test = "an_empty_ring_ends_the_receive_with_enobufs_until_refilled_and_rearmed";
-    let Some(mut ring) = ring_or_skip(test, 64) else {
+    let Some((mut ring, pool, mut bufs)) = setup(test, 16, 2, 4) else {
         return;
     };
-    let pool = pool(16);
-    let cache = pool.local_cache();
-    let mut bufs = BufRing::new(&ring, &cache, 2, 4, BLOCK).unwrap();
     let (mut client, server) = tcp_pair();
     // Twice what the ring holds, in one write.
     let total = 8 * BLOCK;
@@ -153,12 +162,9 @@ fn an_empty_ring_ends_the_receive_with_enobufs_until_refilled_and_rearmed() {
 #[test]
 fn a_bundle_takes_consecutive_blocks_where_the_kernel_has_bundles() {
     let test = "a_bundle_takes_consecutive_blocks_where_the_kernel_has_bundles";
-    let Some(mut ring) = ring_or_skip(test, 64) else {
+    let Some((mut ring, pool, mut bufs)) = setup(test, 32, 3, 16) else {
         return;
     };
-    let pool = pool(32);
-    let cache = pool.local_cache();
-    let mut bufs = BufRing::new(&ring, &cache, 3, 16, BLOCK).unwrap();
     if !bufs.supports_bundles() {
         println!("skipped: {test}: the kernel has no receive bundles (Linux 6.10)");
         return;
@@ -214,12 +220,9 @@ fn a_bundle_takes_consecutive_blocks_where_the_kernel_has_bundles() {
 #[test]
 fn dropping_a_registered_ring_unregisters_and_leaks_what_the_kernel_held() {
     let test = "dropping_a_registered_ring_unregisters_and_leaks_what_the_kernel_held";
-    let Some(mut ring) = ring_or_skip(test, 64) else {
+    let Some((mut ring, pool, bufs)) = setup(test, 8, 4, 4) else {
         return;
     };
-    let pool = pool(8);
-    let cache = pool.local_cache();
-    let bufs = BufRing::new(&ring, &cache, 4, 4, BLOCK).unwrap();
     let (mut client, server) = tcp_pair();
     arm_recv(&mut ring, &server, bufs.group(), 1);
     ring.submit().unwrap();
@@ -234,7 +237,7 @@ fn dropping_a_registered_ring_unregisters_and_leaks_what_the_kernel_held() {
     );
     assert!(cqueue::buffer_select(cqe.flags()).is_none());
     // The group id is free again.
-    let again = BufRing::new(&ring, &cache, 4, 4, BLOCK).unwrap();
+    let again = BufRing::new(&ring, &pool.local_cache(), 4, 4, BLOCK).unwrap();
     assert_eq!(again.held(), 4);
 }
 
