@@ -91,7 +91,10 @@ fn main() -> std::io::Result<()> {
         .build()?;
     runtime.block_on(async {
         let listener = TcpListener::bind(&addr).await?;
-        println!("hyper server with pooled bodies on {}", listener.local_addr()?);
+        println!(
+            "hyper server with pooled bodies on {}",
+            listener.local_addr()?
+        );
         let pool = Pool::new();
         serve(listener, move |req: &Request<Incoming>| pooled(&pool, req)).await
     })
@@ -148,9 +151,7 @@ mod tests {
             .enable_io()
             .build()
             .unwrap();
-        let listener = runtime
-            .block_on(TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
         let addr = listener.local_addr().unwrap();
         runtime.spawn(serve(listener));
         let mut stream = TcpStream::connect(addr).unwrap();

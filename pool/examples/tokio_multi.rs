@@ -115,7 +115,10 @@ mod tests {
                         stream.shutdown().await.unwrap();
                         let mut got = Vec::new();
                         stream.read_to_end(&mut got).await.unwrap();
-                        assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(expected).unwrap());
+                        assert_eq!(
+                            String::from_utf8(got).unwrap(),
+                            String::from_utf8(expected).unwrap()
+                        );
                     })
                 })
                 .collect();

@@ -551,10 +551,7 @@ impl<F: FreeList> Shared<F> {
         });
         drained.retain(|block| {
             // SAFETY: as above; doomed slabs stay allocated until `free_slabs`.
-            unsafe { block.header() }
-                .scratch
-                .load(Ordering::Relaxed)
-                != DOOMED
+            unsafe { block.header() }.scratch.load(Ordering::Relaxed) != DOOMED
         });
         class.free.push_batch(&drained);
         class.slab_count.store(slabs.len(), Ordering::Relaxed);

@@ -66,7 +66,10 @@ fn find_cycle(
 #[test]
 fn modules_form_no_cycle() {
     let graph = module_graph();
-    assert!(graph["pool"].contains(&"slab".to_owned()), "parsed {graph:?}");
+    assert!(
+        graph["pool"].contains(&"slab".to_owned()),
+        "parsed {graph:?}"
+    );
     let mut done = Vec::new();
     for node in graph.keys() {
         if let Some(cycle) = find_cycle(&graph, node, &mut Vec::new(), &mut done) {

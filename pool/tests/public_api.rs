@@ -41,7 +41,15 @@ fn public_api_mentions_only_std_and_bytes() {
     let pool_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("public-api");
     let output = Command::new("rustup")
-        .args(["run", "nightly", "cargo", "rustdoc", "--quiet", "--lib", "--manifest-path"])
+        .args([
+            "run",
+            "nightly",
+            "cargo",
+            "rustdoc",
+            "--quiet",
+            "--lib",
+            "--manifest-path",
+        ])
         .arg(pool_dir.join("Cargo.toml"))
         .args(["-Zunstable-options", "--output-format", "json"])
         .env("CARGO_TARGET_DIR", &target)

@@ -25,14 +25,25 @@ fn get_local_reuses_the_block_it_parked() {
         buf.put_slice(b"x");
         let addr = buf.as_ptr() as usize;
         drop(buf);
-        assert_eq!(p.class_stats(0).unwrap().cached_blocks, 2, "refill takes half, one parked back");
+        assert_eq!(
+            p.class_stats(0).unwrap().cached_blocks,
+            2,
+            "refill takes half, one parked back"
+        );
         let again = p.get_local(10).unwrap();
-        assert_eq!(again.as_ptr() as usize, addr, "the block returned last comes back first");
+        assert_eq!(
+            again.as_ptr() as usize,
+            addr,
+            "the block returned last comes back first"
+        );
     })
     .join()
     .unwrap();
     let stats = pool.class_stats(0).unwrap();
-    assert_eq!(stats.cached_blocks, 0, "the thread's exit sent its cache home");
+    assert_eq!(
+        stats.cached_blocks, 0,
+        "the thread's exit sent its cache home"
+    );
     assert_eq!(stats.rented_blocks, 0);
     assert_eq!(stats.free_blocks, 8);
 }
@@ -147,7 +158,12 @@ fn caches_of_dropped_pools_are_swept() {
 #[test]
 fn try_get_local_does_not_grow() {
     let pool = Pool::builder()
-        .class(ClassConfig::new(64).blocks_per_slab(2).prealloc_slabs(1).max_slabs(2))
+        .class(
+            ClassConfig::new(64)
+                .blocks_per_slab(2)
+                .prealloc_slabs(1)
+                .max_slabs(2),
+        )
         .local_capacity(2)
         .build()
         .unwrap();
