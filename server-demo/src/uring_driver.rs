@@ -33,6 +33,7 @@
 //! from the buffer ring; each block says why it holds.
 
 use std::io;
+use std::mem::MaybeUninit;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 use std::sync::atomic::Ordering;
@@ -54,6 +55,9 @@ use crate::worker::{earliest, env, housekeeping};
 
 /// Submission queue entries; the completion queue gets four times as many.
 const SQ_ENTRIES: u32 = 1024;
+
+/// Completions taken from the queue at a time.
+const CQE_BATCH: usize = 32;
 
 /// Most blocks in each worker's buffer ring.
 const BUF_RING_ENTRIES: usize = 1024;
@@ -346,11 +350,17 @@ impl<F: FreeList> UringWorker<F> {
             self.wait(now)?;
             let now = Instant::now();
             self.tick(now);
+            // Completions are copied out a batch at a time: one acquire load of the tail and
+            // one release store of the head per batch, not per completion.
+            let mut batch = [const { MaybeUninit::<cqueue::Entry>::uninit() }; CQE_BATCH];
             loop {
-                let Some(cqe) = self.ring.completion().next() else {
+                let cqes = self.ring.completion().fill(&mut batch);
+                if cqes.is_empty() {
                     break;
-                };
-                self.complete(&cqe, now)?;
+                }
+                for cqe in cqes.iter() {
+                    self.complete(cqe, now)?;
+                }
             }
             if self.shared.shutdown.load(Ordering::Acquire) && self.shutdown_deadline.is_none() {
                 self.begin_shutdown(now)?;
@@ -516,7 +526,9 @@ impl<F: FreeList> UringWorker<F> {
                         }
                         return Ok(());
                     }
-                    e if e == -libc::EINTR || e == -libc::EAGAIN => {}
+                    // ECANCELED: the send it was linked behind failed (the connection is
+                    // closing), or it was cancelled; the core asks again if it wants input.
+                    e if e == -libc::EINTR || e == -libc::EAGAIN || e == -libc::ECANCELED => {}
                     _ => uc.read_error = true,
                 }
                 self.run_conn(slot, now, res > 0)?;
@@ -555,6 +567,13 @@ impl<F: FreeList> UringWorker<F> {
                 match res {
                     n if n > 0 => {
                         uc.conn.sent(n as usize);
+                        if uc.recv_armed && uc.conn.is_idle() && self.shutdown_deadline.is_none() {
+                            // The whole response went and the next receive is already in
+                            // flight: nothing for the core to do (its idle deadline was
+                            // refreshed when the request came).
+                            uc.conn.release_read_block();
+                            return Ok(());
+                        }
                         self.run_conn(slot, now, true)?;
                     }
                     e if e == -libc::EINTR || e == -libc::EAGAIN => {
@@ -603,15 +622,31 @@ impl<F: FreeList> UringWorker<F> {
             return Ok(());
         };
         let mut request = None;
+        let mut linked_recv = None;
         let mut half_close = false;
         let mut stuck = false;
         let outcome = loop {
-            if uc.busy() || uc.recv_armed {
+            if uc.busy() {
                 break Outcome::Wait;
             }
             match uc.conn.next(&mut env) {
                 Want::Send => {
-                    request = Some(send_request(uc, fd, user_data(SEND, uc.gen, slot)));
+                    let mut send = send_request(uc, fd, user_data(SEND, uc.gen, slot));
+                    // The next request's receive goes with the response, linked behind its
+                    // send: the kernel starts it when the send completes, and the send's
+                    // completion needs no turn of the core (`sent_all`). Only where the next
+                    // input would go to a block from the ring anyway.
+                    let input_waits = uc.recv_armed
+                        || uc.pending.is_some()
+                        || uc.conn.holds_input()
+                        || uc.eof
+                        || uc.read_error;
+                    if !input_waits && !ring_dry {
+                        send.0 = send.0.flags(squeue::Flags::IO_LINK);
+                        linked_recv = Some(recv_request(fd, user_data(RECV, uc.gen, slot)).0);
+                        uc.recv_armed = true;
+                    }
+                    request = Some(send);
                     uc.sending = true;
                     break Outcome::Wait;
                 }
@@ -630,6 +665,9 @@ impl<F: FreeList> UringWorker<F> {
                             }
                         }
                         continue;
+                    }
+                    if uc.recv_armed {
+                        break Outcome::Wait;
                     }
                     if uc.read_error {
                         break Outcome::Close(CloseReason::Io);
@@ -667,6 +705,9 @@ impl<F: FreeList> UringWorker<F> {
                             Want::Close(reason) => break Outcome::Close(reason),
                             _ => continue,
                         }
+                    }
+                    if uc.recv_armed {
+                        break Outcome::Wait;
                     }
                     if uc.eof || uc.read_error {
                         break Outcome::Close(uc.conn.peer_closed());
@@ -706,6 +747,13 @@ impl<F: FreeList> UringWorker<F> {
             } else {
                 self.recvs_in_flight += 1;
             }
+        }
+        if let Some(sqe) = linked_recv {
+            // SAFETY: as the receive above. Where a full queue was submitted between the two,
+            // the link ends with the send and the receive runs beside it: its block waits in
+            // `pending` until the output is sent, as the core asks.
+            unsafe { self.push(&sqe)? };
+            self.recvs_in_flight += 1;
         }
         match outcome {
             Outcome::Close(reason) => {
