@@ -179,7 +179,6 @@ fn probe_here() -> Result<(), UringError> {
         opcode::Writev::CODE,
         opcode::AcceptMulti::CODE,
         opcode::AsyncCancel::CODE,
-        opcode::Shutdown::CODE,
         opcode::Close::CODE,
     ];
     if !ops.iter().all(|&op| probe.is_supported(op)) {
@@ -726,12 +725,13 @@ impl<F: FreeList> UringWorker<F> {
         let idle = uc.conn.is_idle();
         let want = uc.conn.timer_kind();
         if half_close {
-            let sqe = opcode::Shutdown::new(fd, libc::SHUT_WR)
-                .build()
-                .user_data(user_data(CANCEL, 0, 0));
-            // SAFETY: the request names no memory; the socket stays open until after it (its
-            // close is submitted later, in order).
-            unsafe { self.push(&sqe)? };
+            // A system call, not a request: the kernel runs every shutdown request on an
+            // io-wq worker thread (a wake-up and a context switch, more than the call costs),
+            // and looks the descriptor up only there, so a close that overtook it could leave
+            // it to shut down whichever socket got the number next.
+            if let Some(sock) = &self.conns[slot].sock {
+                let _ = sock.shutdown(Shutdown::Write); // a peer already gone: the drain tells
+            }
         }
         if let Some((sqe, is_send)) = request {
             // SAFETY: a receive with buffer select names only the buffer group, which `bufs`
@@ -856,7 +856,12 @@ impl<F: FreeList> UringWorker<F> {
         let Some(sock) = uc.sock.take() else {
             return;
         };
-        self.close_socket(sock);
+        let in_flight = [
+            uc.recv_armed.then(|| user_data(RECV, uc.gen, slot)),
+            uc.recv_own.then(|| user_data(RECV_OWN, uc.gen, slot)),
+            uc.sending.then(|| user_data(SEND, uc.gen, slot)),
+        ];
+        self.close_socket(sock, in_flight);
         let uc = &mut self.conns[slot];
         uc.gen = uc.gen.wrapping_add(1) & 0xff_ffff;
         uc.recv_armed = false;
@@ -873,35 +878,42 @@ impl<F: FreeList> UringWorker<F> {
         }
     }
 
-    /// Shuts a socket down (which wakes a receive parked in the kernel, so that it completes,
-    /// stale, and gives its block back) and closes it: two linked requests, no system call.
-    /// Where the submission queue has no room for both even after a submit, the same two
-    /// steps are system calls.
-    fn close_socket(&mut self, sock: TcpStream) {
+    /// Closes a socket with requests, no system call: a cancel of each request still in flight
+    /// on it (`in_flight`, their user data), then the close. A request parked in the kernel
+    /// holds the socket open past a close of its descriptor; the cancel completes it, stale,
+    /// with its block. Both run inline at submission (a shutdown request would go to an io-wq
+    /// worker thread). Where the submission queue has no room even after a submit, a shutdown
+    /// and a close system call do the same.
+    fn close_socket(&mut self, sock: TcpStream, in_flight: [Option<u64>; 3]) {
+        let need = 1 + in_flight.iter().flatten().count();
         let free = |ring: &mut IoUring| {
             let sq = ring.submission();
             sq.capacity() - sq.len()
         };
-        if free(&mut self.ring) < 2 && (self.ring.submit().is_err() || free(&mut self.ring) < 2) {
+        if free(&mut self.ring) < need
+            && (self.ring.submit().is_err() || free(&mut self.ring) < need)
+        {
             let _ = sock.shutdown(Shutdown::Both);
             return; // `sock` closes as it drops
         }
         let fd = types::Fd(sock.into_raw_fd());
-        let shutdown = opcode::Shutdown::new(fd, libc::SHUT_RDWR)
-            .build()
-            .flags(squeue::Flags::IO_HARDLINK)
-            .user_data(user_data(CANCEL, 0, 0));
+        let mut sq = self.ring.submission();
+        for target in in_flight.into_iter().flatten() {
+            let cancel = opcode::AsyncCancel::new(target)
+                .build()
+                .user_data(user_data(CANCEL, 0, 0));
+            // SAFETY: the request names no memory. There is room for it.
+            let pushed = unsafe { sq.push(&cancel) }.is_ok();
+            debug_assert!(pushed);
+        }
         let close = opcode::Close::new(fd)
             .build()
             .user_data(user_data(CLOSE, 0, 0));
-        // SAFETY: neither request names memory. The descriptor is the kernel's to close from
-        // here on (`into_raw_fd` gave up ownership); the hard link runs the close after the
-        // shutdown whether or not the shutdown succeeded. There is room for both.
-        unsafe {
-            let mut sq = self.ring.submission();
-            let pushed = sq.push(&shutdown).is_ok() && sq.push(&close).is_ok();
-            debug_assert!(pushed);
-        }
+        // SAFETY: the request names no memory; the descriptor is the kernel's to close from
+        // here on (`into_raw_fd` gave up ownership). There is room for it.
+        let pushed = unsafe { sq.push(&close) }.is_ok();
+        debug_assert!(pushed);
+        drop(sq);
         self.closes_in_flight += 1;
     }
 
