@@ -458,13 +458,8 @@ impl<F: FreeList> UringWorker<F> {
     /// # Safety
     /// Whatever memory `sqe` names stays valid until its completion.
     unsafe fn push(&mut self, sqe: &squeue::Entry) -> io::Result<()> {
-        loop {
-            // SAFETY: the caller's contract.
-            if unsafe { self.ring.submission().push(sqe) }.is_ok() {
-                return Ok(());
-            }
-            self.ring.submit()?;
-        }
+        // SAFETY: the caller's contract.
+        unsafe { queue(&mut self.ring, sqe) }
     }
 
     fn arm_accept(&mut self, now: Instant) -> io::Result<()> {
@@ -630,9 +625,17 @@ impl<F: FreeList> UringWorker<F> {
         let Some(fd) = uc.sock.as_ref().map(|s| types::Fd(s.as_raw_fd())) else {
             return Ok(());
         };
-        let mut request = None;
-        let mut linked_recv = None;
-        let mut half_close = false;
+        // The requests go straight into the submission queue, built in place.
+        //
+        // SAFETY (every `queue` below): a receive with buffer select names only the buffer
+        // group, which `bufs` keeps registered until every receive completed (`run`). A send
+        // names the connection's output blocks and its `iov` array; a receive into the read
+        // block names that block's spare bytes. Until the completion the connection is not
+        // asked for anything (`busy`), a deadline waits for it (`expire_pending`) or closes
+        // without releasing, and a closed connection keeps its blocks (`closing`); the slot
+        // table never moves (it is allocated once).
+        let ring = &mut self.ring;
+        let (mut sends, mut recvs) = (0, 0);
         let mut stuck = false;
         let outcome = loop {
             if uc.busy() {
@@ -640,23 +643,29 @@ impl<F: FreeList> UringWorker<F> {
             }
             match uc.conn.next(&mut env) {
                 Want::Send => {
-                    let mut send = send_request(uc, fd, user_data(SEND, uc.gen, slot));
                     // The next request's receive goes with the response, linked behind its
                     // send: the kernel starts it when the send completes, and the send's
-                    // completion needs no turn of the core (`sent_all`). Only where the next
-                    // input would go to a block from the ring anyway.
+                    // completion needs no turn of the core. Only where the next input would
+                    // go to a block from the ring anyway.
                     let input_waits = uc.recv_armed
                         || uc.pending.is_some()
                         || uc.conn.holds_input()
                         || uc.eof
                         || uc.read_error;
-                    if !input_waits && !ring_dry {
-                        send.0 = send.0.flags(squeue::Flags::IO_LINK);
-                        linked_recv = Some(recv_request(fd, user_data(RECV, uc.gen, slot)).0);
-                        uc.recv_armed = true;
-                    }
-                    request = Some(send);
+                    let link = !input_waits && !ring_dry;
+                    let send = send_request(uc, fd, user_data(SEND, uc.gen, slot), link);
+                    // SAFETY: see above.
+                    unsafe { queue(ring, &send)? };
                     uc.sending = true;
+                    sends += 1;
+                    if link {
+                        // SAFETY: see above. Where a full queue was submitted between the two,
+                        // the link ends with the send and the receive runs beside it: its
+                        // block waits in `pending` until the output is sent, as the core asks.
+                        unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
+                        uc.recv_armed = true;
+                        recvs += 1;
+                    }
                     break Outcome::Wait;
                 }
                 Want::Receive => {
@@ -690,8 +699,10 @@ impl<F: FreeList> UringWorker<F> {
                         match uc.conn.read_space(&mut env) {
                             Ok(space) => {
                                 let ud = user_data(RECV_OWN, uc.gen, slot);
-                                request = Some(own_recv_request(fd, space, ud));
+                                // SAFETY: see above.
+                                unsafe { queue(ring, &own_recv_request(fd, space, ud))? };
                                 uc.recv_own = true;
+                                recvs += 1;
                                 break Outcome::Wait;
                             }
                             Err(Want::Close(reason)) => break Outcome::Close(reason),
@@ -701,13 +712,22 @@ impl<F: FreeList> UringWorker<F> {
                     if ring_dry {
                         break Outcome::Pool;
                     }
-                    request = Some(recv_request(fd, user_data(RECV, uc.gen, slot)));
+                    // SAFETY: see above.
+                    unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
                     uc.recv_armed = true;
+                    recvs += 1;
                     break Outcome::Wait;
                 }
-                // Submitted below, ahead of the drain's receive. The peer may be gone already;
-                // the drain tells.
-                Want::HalfClose => half_close = true,
+                Want::HalfClose => {
+                    // A system call, not a request: the kernel runs every shutdown request on
+                    // an io-wq worker thread (a wake-up and a context switch, more than the
+                    // call costs), and looks the descriptor up only there, so a close that
+                    // overtook it could leave it to shut down whichever socket got the number
+                    // next. A peer already gone: the drain tells.
+                    if let Some(sock) = &uc.sock {
+                        let _ = sock.shutdown(Shutdown::Write);
+                    }
+                }
                 Want::Discard => {
                     if let Some(buf) = uc.pending.take() {
                         match uc.conn.discarded(buf.len()) {
@@ -724,8 +744,10 @@ impl<F: FreeList> UringWorker<F> {
                     if ring_dry {
                         break Outcome::Pool;
                     }
-                    request = Some(recv_request(fd, user_data(RECV, uc.gen, slot)));
+                    // SAFETY: see above.
+                    unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
                     uc.recv_armed = true;
+                    recvs += 1;
                     break Outcome::Wait;
                 }
                 Want::Pool => break Outcome::Pool,
@@ -734,37 +756,8 @@ impl<F: FreeList> UringWorker<F> {
         };
         let idle = uc.conn.is_idle();
         let want = uc.conn.timer_kind();
-        if half_close {
-            // A system call, not a request: the kernel runs every shutdown request on an
-            // io-wq worker thread (a wake-up and a context switch, more than the call costs),
-            // and looks the descriptor up only there, so a close that overtook it could leave
-            // it to shut down whichever socket got the number next.
-            if let Some(sock) = &self.conns[slot].sock {
-                let _ = sock.shutdown(Shutdown::Write); // a peer already gone: the drain tells
-            }
-        }
-        if let Some((sqe, is_send)) = request {
-            // SAFETY: a receive with buffer select names only the buffer group, which `bufs`
-            // keeps registered until every receive completed (`run`). A send names the
-            // connection's output blocks and its `iov` array; a receive into the read block
-            // names that block's spare bytes. Until the completion the connection is not asked
-            // for anything (`busy`), a deadline waits for it (`expire_pending`) or closes
-            // without releasing, and a closed connection keeps its blocks (`closing`); the
-            // slot table never moves (it is allocated once).
-            unsafe { self.push(&sqe)? };
-            if is_send {
-                self.sends_in_flight += 1;
-            } else {
-                self.recvs_in_flight += 1;
-            }
-        }
-        if let Some(sqe) = linked_recv {
-            // SAFETY: as the receive above. Where a full queue was submitted between the two,
-            // the link ends with the send and the receive runs beside it: its block waits in
-            // `pending` until the output is sent, as the core asks.
-            unsafe { self.push(&sqe)? };
-            self.recvs_in_flight += 1;
-        }
+        self.sends_in_flight += sends;
+        self.recvs_in_flight += recvs;
         match outcome {
             Outcome::Close(reason) => {
                 self.close(slot, reason);
@@ -987,29 +980,40 @@ impl<F: FreeList> Drop for UringWorker<F> {
     }
 }
 
-/// A receive with buffer select on the worker's ring; returns it with `false` (not a send).
-fn recv_request(fd: types::Fd, user_data: u64) -> (squeue::Entry, bool) {
-    let sqe = opcode::Recv::new(fd, std::ptr::null_mut(), 0)
+/// Queues a request on `ring`, submitting first if the submission queue is full.
+///
+/// # Safety
+/// Whatever memory `sqe` names stays valid until its completion.
+unsafe fn queue(ring: &mut IoUring, sqe: &squeue::Entry) -> io::Result<()> {
+    loop {
+        // SAFETY: the caller's contract.
+        if unsafe { ring.submission().push(sqe) }.is_ok() {
+            return Ok(());
+        }
+        ring.submit()?;
+    }
+}
+
+/// A receive with buffer select on the worker's ring.
+fn recv_request(fd: types::Fd, user_data: u64) -> squeue::Entry {
+    opcode::Recv::new(fd, std::ptr::null_mut(), 0)
         .buf_group(GROUP)
         .build()
         .flags(squeue::Flags::BUFFER_SELECT)
-        .user_data(user_data);
-    (sqe, false)
+        .user_data(user_data)
 }
 
-/// A receive into `space`, the spare bytes of the connection's read block; returns it with
-/// `false` (not a send).
-fn own_recv_request(fd: types::Fd, space: &mut [u8], user_data: u64) -> (squeue::Entry, bool) {
+/// A receive into `space`, the spare bytes of the connection's read block.
+fn own_recv_request(fd: types::Fd, space: &mut [u8], user_data: u64) -> squeue::Entry {
     let len = u32::try_from(space.len()).unwrap_or(u32::MAX);
-    let sqe = opcode::Recv::new(fd, space.as_mut_ptr(), len)
+    opcode::Recv::new(fd, space.as_mut_ptr(), len)
         .build()
-        .user_data(user_data);
-    (sqe, false)
+        .user_data(user_data)
 }
 
 /// One `send` of the only output block, else one `writev` of them all (the iovecs kept in the
-/// slot); returns it with `true` (a send).
-fn send_request(uc: &mut UConn, fd: types::Fd, user_data: u64) -> (squeue::Entry, bool) {
+/// slot); `link`: the next request in the queue starts when it completes (`IO_LINK`).
+fn send_request(uc: &mut UConn, fd: types::Fd, user_data: u64, link: bool) -> squeue::Entry {
     let sqe = if uc.conn.output_blocks() == 1 {
         let front = uc.conn.front();
         opcode::Send::new(fd, front.as_ptr(), front.len() as u32).build()
@@ -1023,5 +1027,10 @@ fn send_request(uc: &mut UConn, fd: types::Fd, user_data: u64) -> (squeue::Entry
         }
         opcode::Writev::new(fd, uc.iov.as_ptr(), n as u32).build()
     };
-    (sqe.user_data(user_data), true)
+    let flags = if link {
+        squeue::Flags::IO_LINK
+    } else {
+        squeue::Flags::empty()
+    };
+    sqe.flags(flags).user_data(user_data)
 }
