@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use lexopt::{Arg, Parser};
+use server_demo::IoMode;
 
 use crate::measure::Options;
 use crate::scenario::{Scenario, UnknownScenario};
@@ -20,13 +21,17 @@ allocator, and reports heap allocations per request, the subjects side by side.
   --requests N       measured requests per scenario (default: each scenario's own)
   --warmup N         requests before the measured window (default 200)
   --scenario NAME    run only this scenario; repeatable (default: all)
-  --subject NAME     measure only this server; repeatable (default: all)
+  --subject NAME     measure only this server; repeatable (default: all); `server-demo`
+                     names server-demo under each driver that --io keeps
+  --io MODE          server-demo's I/O driver: epoll, uring or auto; repeatable, one
+                     subject each (default: epoll and uring). Where io_uring is refused,
+                     server-demo-uring is skipped with the reason
   --out DIR          where the report goes (default: alloc-reports/out)
   -h, --help         this text
 
 scenarios: plaintext json pipelined-16 echo-1k echo-chunked-64k not-found connect-close
            malformed-400 plaintext-queue plaintext-stack
-subjects (built in): server-demo hyper
+subjects (built in): server-demo-epoll server-demo-uring server-demo-auto hyper
 ";
 
 /// What the command line asks for.
@@ -38,6 +43,8 @@ pub enum Command {
         scenarios: Vec<Scenario>,
         /// Subject names, in the order given; empty: every subject.
         subjects: Vec<String>,
+        /// The I/O modes whose server-demo subjects run, in the order given.
+        io: Vec<IoMode>,
         /// Requests and warm-up.
         options: Options,
         /// Output directory.
@@ -61,6 +68,8 @@ pub enum CliError {
     Scenario(UnknownScenario),
     /// A subject name that is not among the run's subjects; holds the known ones.
     Subject(String, Vec<String>),
+    /// An `--io` value that is not an I/O mode.
+    Io(String),
 }
 
 impl fmt::Display for CliError {
@@ -74,6 +83,9 @@ impl fmt::Display for CliError {
             CliError::Scenario(e) => e.fmt(f),
             CliError::Subject(name, known) => {
                 write!(f, "unknown subject `{name}` (known: {})", known.join(" "))
+            }
+            CliError::Io(value) => {
+                write!(f, "flag `--io` takes epoll, uring or auto, got `{value}`")
             }
         }
     }
@@ -93,6 +105,9 @@ impl From<server_demo::CliError> for CliError {
     }
 }
 
+/// The I/O modes measured when `--io` is not given: both drivers, side by side.
+pub const DEFAULT_IO: [IoMode; 2] = [IoMode::Epoll, IoMode::Uring];
+
 /// The default output directory: `out/` beside this crate's manifest, wherever cargo runs.
 #[must_use]
 pub fn default_out() -> PathBuf {
@@ -108,6 +123,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
     let mut p = Parser::from_args(args);
     let mut scenarios = Vec::new();
     let mut subjects = Vec::new();
+    let mut io = Vec::new();
     let mut options = Options::default();
     let mut out = default_out();
     while let Some(arg) = p.next()? {
@@ -130,6 +146,13 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
                     subjects.push(v);
                 }
             }
+            Arg::Long("io") => {
+                let v = text(&mut p, "--io")?;
+                let mode = v.parse::<IoMode>().map_err(|()| CliError::Io(v))?;
+                if !io.contains(&mode) {
+                    io.push(mode);
+                }
+            }
             Arg::Long("out") => out = PathBuf::from(p.value()?),
             other => return Err(server_demo::CliError::not_expected(other).into()),
         }
@@ -137,9 +160,13 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
     if scenarios.is_empty() {
         scenarios = Scenario::ALL.to_vec();
     }
+    if io.is_empty() {
+        io = DEFAULT_IO.to_vec();
+    }
     Ok(Command::Run {
         scenarios,
         subjects,
+        io,
         options,
         out,
     })
@@ -175,7 +202,7 @@ mod tests {
     fn flags() {
         let cmd = parse(args(
             "--requests 50 --warmup=0 --scenario json --scenario malformed-400 --scenario json \
-             --subject hyper --subject hyper --out /tmp/x",
+             --subject hyper --subject hyper --io uring --io=auto --io uring --out /tmp/x",
         ))
         .unwrap();
         assert_eq!(
@@ -183,6 +210,7 @@ mod tests {
             Command::Run {
                 scenarios: vec![Scenario::Json, Scenario::Malformed],
                 subjects: vec!["hyper".to_owned()],
+                io: vec![IoMode::Uring, IoMode::Auto],
                 options: Options {
                     requests: Some(50),
                     warmup: 0
@@ -193,6 +221,7 @@ mod tests {
         let Command::Run {
             scenarios,
             subjects,
+            io,
             ..
         } = parse(Vec::new()).unwrap()
         else {
@@ -200,6 +229,7 @@ mod tests {
         };
         assert_eq!(scenarios, Scenario::ALL);
         assert!(subjects.is_empty());
+        assert_eq!(io, [IoMode::Epoll, IoMode::Uring]);
     }
 
     #[test]
@@ -236,6 +266,18 @@ mod tests {
                 "json".to_owned()
             )))
         );
+        assert_eq!(
+            parse(args("--io kqueue")),
+            Err(CliError::Io("kqueue".to_owned()))
+        );
+        assert_eq!(
+            parse(args("--io EPOLL")).unwrap_err().to_string(),
+            "flag `--io` takes epoll, uring or auto, got `EPOLL`"
+        );
+        assert_eq!(
+            parse(args("--io")),
+            Err(CliError::Syntax(Syntax::MissingValue("--io".to_owned())))
+        );
         assert_eq!(parse(args("-h")), Ok(Command::Help));
         assert_eq!(parse(args("--requests 5 --help")), Ok(Command::Help));
         assert_eq!(
@@ -251,6 +293,13 @@ mod tests {
         }
         for s in crate::subject::builtin() {
             assert!(USAGE.contains(s.name()), "{} missing from USAGE", s.name());
+        }
+        for mode in [IoMode::Epoll, IoMode::Uring, IoMode::Auto] {
+            assert!(
+                USAGE.contains(mode.name()),
+                "{} missing from USAGE",
+                mode.name()
+            );
         }
     }
 }

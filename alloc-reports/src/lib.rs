@@ -6,8 +6,8 @@
 //! built in, see [`subject`]) with a client that allocates nothing once built, so dhat's
 //! process-wide counts between two snapshots are the server's own. The binary writes the
 //! table, a JSON copy, one dhat profile per run and a chart; the `steady_state` test runs the
-//! same scenarios against server-demo with few requests and fails on any allocation per
-//! request.
+//! same scenarios against server-demo, under each I/O driver, with few requests and fails on
+//! any allocation per request.
 //!
 //! dhat must be the global allocator of whatever links this library, and allows one profiler
 //! at a time: [`measure::run_profiled`] builds one per scenario and drops it before returning

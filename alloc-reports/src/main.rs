@@ -1,5 +1,5 @@
 //! `cargo run --release -p alloc-reports`: measures every scenario against the built-in
-//! subjects (server-demo and hyper) and writes the report.
+//! subjects (server-demo on each I/O driver `--io` names, and hyper) and writes the report.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -18,9 +18,21 @@ pub struct Report {
     pub command: String,
     /// The subjects' names, in report order.
     pub subjects: Vec<String>,
+    /// The subjects asked for that could not run on this machine, and why.
+    pub skipped: Vec<Skipped>,
     /// One entry per scenario and subject it applies to, in the order run (a scenario's
     /// subjects one after another).
     pub scenarios: Vec<Measurement>,
+}
+
+/// A subject left out of a run because it cannot run on this machine
+/// ([`crate::Subject::unavailable`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    /// The subject's name.
+    pub subject: String,
+    /// Why it cannot run here (e.g. `io_uring refused: ...`).
+    pub reason: String,
 }
 
 /// Why a report file could not be written.
@@ -183,12 +195,17 @@ pub fn markdown(report: &Report) -> String {
         blocks still rented, the peak of bytes out of the shared free lists, and the window's \
         gets that found a free list empty. `–`: does not apply.\n\n\
         Servers: one worker each. server-demo with idle eviction off and every other setting \
-        at its default (`driver`: the I/O driver it picked); hyper 1.x as the load harness's `hyper_baseline` (one current-thread \
-        tokio runtime, `http1` with pipeline flush). The allocation sites of each run, \
-        start-up included, are in `dhat-<server>-<scenario>.json` (open it in dhat's \
+        at its default but the I/O driver, one subject per driver (`server-demo-epoll`, \
+        `server-demo-uring`; `driver`: the one that ran); hyper 1.x as the load harness's \
+        `hyper_baseline` (one current-thread tokio runtime, `http1` with pipeline flush). \
+        The allocation sites of each run, start-up included, are in \
+        `dhat-<server>-<scenario>.json` (open it in dhat's \
         `dh_view.html`); `allocs.svg` plots each window's cumulative allocations against its \
         requests, one panel per scenario, one line per server.\n",
     );
+    for s in &report.skipped {
+        let _ = write!(out, "\nNot run on {}: skipped: {}.\n", s.subject, s.reason);
+    }
     for (subject, skipped) in not_run(report) {
         let _ = write!(
             out,
@@ -279,6 +296,10 @@ mod tests {
             },
             command: "cmd".into(),
             subjects: vec!["server-demo".into(), "hyper".into()],
+            skipped: vec![Skipped {
+                subject: "server-demo-uring".into(),
+                reason: "io_uring refused: EPERM".into(),
+            }],
             scenarios: vec![
                 measured("server-demo", "plaintext", 0),
                 measured("hyper", "plaintext", 600),
@@ -288,7 +309,8 @@ mod tests {
         let md = markdown(&report);
         assert!(md.starts_with("# Allocations per request: server-demo, hyper\n"));
         assert!(md.contains("Not run on hyper (the scenario does not apply to it): malformed-400."));
-        assert!(!md.contains("Not run on server-demo"));
+        assert!(!md.contains("Not run on server-demo:"));
+        assert!(md.contains("Not run on server-demo-uring: skipped: io_uring refused: EPERM."));
         let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
         assert_eq!(rows.len(), 3);
         assert!(rows[1].contains("| hyper ") && rows[1].contains(" 6.000 |"));

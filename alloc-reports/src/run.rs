@@ -11,14 +11,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use server_demo::IoMode;
 
 use crate::chart::{self, ChartError};
 use crate::cli::{self, CliError, Command, USAGE};
 use crate::machine::Provenance;
 use crate::measure::{self, MeasureError, Options, Profile, Stage};
-use crate::report::{self, Report, ReportError};
+use crate::report::{self, Report, ReportError, Skipped};
 use crate::scenario::Scenario;
-use crate::subject::{valid_name, Subject};
+use crate::subject::{answers_to, valid_name, Subject};
 
 /// Why a run failed.
 #[derive(Debug)]
@@ -61,10 +62,11 @@ pub fn main_with(subjects: &[Box<dyn Subject>]) -> ExitCode {
         Ok(Command::Run {
             scenarios,
             subjects: names,
+            io,
             options,
             out,
         }) => {
-            let chosen = match choose(subjects, &names) {
+            let chosen = match choose(subjects, &names, &io) {
                 Ok(chosen) => chosen,
                 Err(e) => {
                     eprintln!("alloc-reports: {e}");
@@ -86,11 +88,14 @@ pub fn main_with(subjects: &[Box<dyn Subject>]) -> ExitCode {
     }
 }
 
-/// The subjects `names` asks for, in the order given (all of them when `names` is empty),
-/// once their names are checked.
+/// The subjects to run, in the order of `subjects` (the report's order), once their names
+/// are checked: those `names` asks for (all of them when `names` is empty), of which a
+/// subject with an I/O mode only where `io` has its mode, unless a name gives it whole
+/// (`server-demo-auto` runs with any `--io`; `server-demo` is each variant that `io` keeps).
 fn choose<'a>(
     subjects: &'a [Box<dyn Subject>],
     names: &[String],
+    io: &[IoMode],
 ) -> Result<Vec<&'a dyn Subject>, Error> {
     for (i, s) in subjects.iter().enumerate() {
         let name = s.name();
@@ -98,22 +103,27 @@ fn choose<'a>(
             return Err(Error::BadSubjectName(name.to_owned()));
         }
     }
-    if names.is_empty() {
-        return Ok(subjects.iter().map(AsRef::as_ref).collect());
-    }
-    names
+    if let Some(name) = names
         .iter()
-        .map(|name| {
-            subjects
-                .iter()
-                .find(|s| s.name() == name)
-                .map(AsRef::as_ref)
-                .ok_or_else(|| {
-                    let known = subjects.iter().map(|s| s.name().to_owned()).collect();
-                    Error::Cli(CliError::Subject(name.clone(), known))
-                })
+        .find(|name| !subjects.iter().any(|s| answers_to(s.as_ref(), name)))
+    {
+        let known = subjects.iter().map(|s| s.name().to_owned()).collect();
+        return Err(Error::Cli(CliError::Subject(name.clone(), known)));
+    }
+    let io_kept = |s: &dyn Subject| s.io().map_or(true, |mode| io.contains(&mode));
+    let chosen = subjects
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|&s| {
+            if names.is_empty() {
+                io_kept(s)
+            } else {
+                names.iter().any(|n| n == s.name())
+                    || (io_kept(s) && names.iter().any(|n| answers_to(s, n)))
+            }
         })
-        .collect()
+        .collect();
+    Ok(chosen)
 }
 
 fn run(
@@ -125,6 +135,22 @@ fn run(
 ) -> Result<(), Error> {
     std::fs::create_dir_all(out).map_err(|e| Error::OutDir(out.to_path_buf(), e))?;
     let provenance = Provenance::collect(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let mut skipped = Vec::new();
+    let subjects: Vec<&dyn Subject> = subjects
+        .iter()
+        .copied()
+        .filter(|s| match s.unavailable() {
+            None => true,
+            Some(reason) => {
+                eprintln!("alloc-reports: {}: skipped: {reason}", s.name());
+                skipped.push(Skipped {
+                    subject: s.name().to_owned(),
+                    reason,
+                });
+                false
+            }
+        })
+        .collect();
     let runs: Vec<(&dyn Subject, Scenario)> = scenarios
         .iter()
         .flat_map(|&scenario| {
@@ -179,6 +205,7 @@ fn run(
         provenance,
         command,
         subjects: subjects.iter().map(|s| s.name().to_owned()).collect(),
+        skipped,
         scenarios: measurements,
     };
     print!("{}", report::table(&report.scenarios));
@@ -190,4 +217,52 @@ fn run(
         out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::builtin;
+
+    fn names(subjects: &[Box<dyn Subject>], asked: &[&str], io: &[IoMode]) -> Vec<String> {
+        let asked: Vec<String> = asked.iter().map(|&n| n.to_owned()).collect();
+        match choose(subjects, &asked, io) {
+            Ok(chosen) => chosen.iter().map(|s| s.name().to_owned()).collect(),
+            Err(e) => vec![e.to_string()],
+        }
+    }
+
+    #[test]
+    fn io_picks_server_demo_variants() {
+        let all = builtin();
+        let both = cli::DEFAULT_IO;
+        assert_eq!(
+            names(&all, &[], &both),
+            ["server-demo-epoll", "server-demo-uring", "hyper"]
+        );
+        assert_eq!(
+            names(&all, &[], &[IoMode::Auto]),
+            ["server-demo-auto", "hyper"]
+        );
+        // The family name: each variant `--io` keeps; the report keeps the subjects' order.
+        assert_eq!(
+            names(
+                &all,
+                &["hyper", "server-demo"],
+                &[IoMode::Uring, IoMode::Epoll]
+            ),
+            ["server-demo-epoll", "server-demo-uring", "hyper"]
+        );
+        assert_eq!(
+            names(&all, &["server-demo"], &[IoMode::Uring]),
+            ["server-demo-uring"]
+        );
+        // A whole name runs whatever `--io` says.
+        assert_eq!(
+            names(&all, &["server-demo-auto"], &both),
+            ["server-demo-auto"]
+        );
+        let unknown = names(&all, &["server"], &both);
+        assert!(unknown[0].starts_with("unknown subject `server` (known: server-demo-epoll "));
+    }
 }

@@ -1,8 +1,10 @@
 //! What alloc-reports measures: a [`Subject`] is a server it can start in process, once per
 //! scenario, on a free loopback port, and stop afterwards.
 //!
-//! Two are built in: [`ServerDemo`] (this workspace's server; the test gates on it) and
-//! [`Hyper`] (the hyper 1.x baseline of the load harness, reported beside it). Any other
+//! Two servers are built in: [`ServerDemo`] (this workspace's server, one subject per I/O
+//! driver: `server-demo-epoll`, `server-demo-uring`, `server-demo-auto`; the test gates on
+//! the first two) and [`Hyper`] (the hyper 1.x baseline of the load harness, reported beside
+//! them). Any other
 //! server that can run inside this process can be measured the same way: implement
 //! [`Subject`] and [`Running`] and hand it to [`crate::run::main_with`] (or to
 //! [`crate::measure::run_profiled`] in a test).
@@ -19,6 +21,7 @@
 //!
 //! use alloc_reports::subject::{Running, Subject, SubjectError, Hyper, ServerDemo};
 //! use alloc_reports::Scenario;
+//! use server_demo::IoMode;
 //!
 //! #[global_allocator]
 //! static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -65,15 +68,18 @@
 //! }
 //!
 //! fn main() -> ExitCode {
-//!     let subjects: Vec<Box<dyn Subject>> =
-//!         vec![Box::new(ServerDemo::default()), Box::new(Hyper), Box::new(Tiny)];
+//!     let subjects: Vec<Box<dyn Subject>> = vec![
+//!         Box::new(ServerDemo::with_io(IoMode::Epoll)),
+//!         Box::new(Hyper),
+//!         Box::new(Tiny),
+//!     ];
 //!     alloc_reports::run::main_with(&subjects)
 //! }
 //! ```
 
 use std::net::SocketAddr;
 
-use ::server_demo::PoolStats;
+use ::server_demo::{IoMode, PoolStats};
 
 use crate::scenario::Scenario;
 
@@ -108,6 +114,22 @@ pub trait Subject {
     /// # Errors
     /// When the server cannot start.
     fn start(&self, scenario: Scenario) -> Result<Box<dyn Running>, SubjectError>;
+
+    /// The I/O mode this subject is configured with, for a server that takes server-demo's
+    /// choice of driver; `None` (the default) for any other. `--io` keeps the subjects whose
+    /// mode it names, and `--subject` takes such a subject also by its name without the
+    /// `-<mode>` suffix (`server-demo` for `server-demo-epoll` and `server-demo-uring`).
+    fn io(&self) -> Option<IoMode> {
+        None
+    }
+
+    /// Why this subject cannot run on this machine (io_uring refused by the kernel or a
+    /// seccomp profile, say), or `None` (the default) when it can. Asked once per run, before
+    /// any profiler starts; a subject with a reason is left out of the run and the report
+    /// says why.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A server that a [`Subject`] started. Nothing here may allocate: `open_connections` and
@@ -148,10 +170,29 @@ pub trait Running {
     fn stop(self: Box<Self>) -> Result<(), SubjectError>;
 }
 
-/// The built-in subjects, in report order: server-demo, then hyper.
+/// The built-in subjects, in report order: server-demo under each I/O mode (epoll, uring,
+/// auto), then hyper. `--io` picks among the server-demo ones (by default epoll and uring).
 #[must_use]
 pub fn builtin() -> Vec<Box<dyn Subject>> {
-    vec![Box::new(ServerDemo::default()), Box::new(Hyper)]
+    vec![
+        Box::new(ServerDemo::with_io(IoMode::Epoll)),
+        Box::new(ServerDemo::with_io(IoMode::Uring)),
+        Box::new(ServerDemo::with_io(IoMode::Auto)),
+        Box::new(Hyper),
+    ]
+}
+
+/// Whether `name`, as given to `--subject`, names `subject`: its whole name, or, for a
+/// subject with an I/O mode, its name without the `-<mode>` suffix.
+#[must_use]
+pub fn answers_to(subject: &dyn Subject, name: &str) -> bool {
+    let own = subject.name();
+    own == name
+        || subject.io().is_some_and(|io| {
+            own.strip_suffix(io.name())
+                .and_then(|rest| rest.strip_suffix('-'))
+                == Some(name)
+        })
 }
 
 /// Whether `name` can name a subject: non-empty lowercase ASCII letters, digits and `-`.
@@ -171,9 +212,31 @@ mod tests {
     fn builtin_names_are_valid_and_distinct() {
         let subjects = builtin();
         let names: Vec<&str> = subjects.iter().map(|s| s.name()).collect();
-        assert_eq!(names, ["server-demo", "hyper"]);
+        assert_eq!(
+            names,
+            [
+                "server-demo-epoll",
+                "server-demo-uring",
+                "server-demo-auto",
+                "hyper"
+            ]
+        );
         assert!(names.iter().all(|n| valid_name(n)));
         assert!(!valid_name("") && !valid_name("a/b") && !valid_name("Hyper"));
+    }
+
+    #[test]
+    fn family_names() {
+        let epoll = ServerDemo::with_io(IoMode::Epoll);
+        assert!(answers_to(&epoll, "server-demo-epoll"));
+        assert!(answers_to(&epoll, "server-demo"));
+        assert!(!answers_to(&epoll, "server-demo-uring"));
+        assert!(!answers_to(&epoll, "server"));
+        assert!(answers_to(&Hyper, "hyper"));
+        assert!(!answers_to(&Hyper, "hyp"));
+        // A variant under a name of its own answers to that name only.
+        let own = ServerDemo::with_config("mine", epoll.base().clone());
+        assert!(answers_to(&own, "mine") && !answers_to(&own, "server-demo"));
     }
 
     #[test]

@@ -2,22 +2,29 @@
 
 use std::net::SocketAddr;
 
-use ::server_demo::{Config, PoolStats, Server, ServerHandle};
+use ::server_demo::{Config, IoMode, PoolStats, Server, ServerError, ServerHandle};
 
 use super::{Running, Subject, SubjectError};
 use crate::scenario::Scenario;
 
 /// server-demo, started with [`ServerDemo::config`] for each scenario.
 ///
-/// The default has one worker (warm-up fills the one cache the window uses) and idle
-/// eviction off: it runs on a timer (every 10 s in the binary), not per request, and its
-/// bookkeeping would land in whichever window it happened to fall into. A variant (another
-/// configuration) is [`ServerDemo::with_config`] under a name of its own.
+/// The default has one worker (warm-up fills the one cache the window uses), idle eviction
+/// off (it runs on a timer, every 10 s in the binary, not per request, and its bookkeeping
+/// would land in whichever window it happened to fall into) and the `auto` I/O driver; it is
+/// named `server-demo-auto`. [`ServerDemo::with_io`] is the same server on a given driver,
+/// and a variant (another configuration) is [`ServerDemo::with_config`] under a name of its
+/// own.
 ///
 /// # Examples
 ///
 /// ```
 /// use alloc_reports::subject::{ServerDemo, Subject};
+/// use server_demo::IoMode;
+///
+/// let uring = ServerDemo::with_io(IoMode::Uring);
+/// assert_eq!(uring.name(), "server-demo-uring");
+/// assert_eq!(uring.io(), Some(IoMode::Uring));
 ///
 /// let mut config = ServerDemo::default().base().clone();
 /// config.accept_batch = 1;
@@ -32,18 +39,26 @@ pub struct ServerDemo {
 
 impl Default for ServerDemo {
     fn default() -> Self {
-        ServerDemo::with_config(
-            "server-demo",
-            Config {
-                workers: 1,
-                evict_interval: None,
-                ..Config::default()
-            },
-        )
+        ServerDemo::with_io(IoMode::Auto)
     }
 }
 
 impl ServerDemo {
+    /// server-demo on the I/O driver `io`, named `server-demo-<io>` (`server-demo-epoll`,
+    /// `server-demo-uring`, `server-demo-auto`), with one worker and idle eviction off.
+    #[must_use]
+    pub fn with_io(io: IoMode) -> Self {
+        ServerDemo::with_config(
+            format!("server-demo-{}", io.name()),
+            Config {
+                workers: 1,
+                evict_interval: None,
+                io,
+                ..Config::default()
+            },
+        )
+    }
+
     /// server-demo with `base` as its configuration, reported as `name` (see
     /// [`Subject::name`]). The listen address is replaced by `127.0.0.1:0`, and a scenario's
     /// free list by what the scenario asks for.
@@ -87,6 +102,27 @@ impl Subject for ServerDemo {
         let free_list = config.pool.strategy.name();
         let server = Server::start(config)?;
         Ok(Box::new(Started { server, free_list }))
+    }
+
+    fn io(&self) -> Option<IoMode> {
+        Some(self.base.io)
+    }
+
+    /// Only `uring` can be refused: a trial start that fails with the io_uring error gives
+    /// the reason. Any other failure is left to the run, which reports it as an error.
+    fn unavailable(&self) -> Option<String> {
+        if self.base.io != IoMode::Uring {
+            return None;
+        }
+        match Server::start(self.config(Scenario::Plaintext)) {
+            Err(ServerError::Uring(e)) => Some(format!("io_uring refused: {e}")),
+            Err(_) => None,
+            Ok(server) => {
+                // A failed stop here would fail the real runs too, and be reported there.
+                let _ = server.stop();
+                None
+            }
+        }
     }
 }
 
