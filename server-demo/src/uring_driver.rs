@@ -48,10 +48,10 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use bufslab::{FreeList, LocalCache, Pool, PoolBuf};
-use bufslab_http::{Config as HttpConfig, DateCache, HeaderSlot, Parser};
+use bufslab::{FreeList, Pool, PoolBuf};
+use bufslab_http::Parser;
 use bufslab_uring::{BufRing, Error as UringError, Features};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
@@ -60,8 +60,8 @@ use crate::conn::{CloseReason, Conn, Env, Want};
 use crate::out_queue::OUT_BLOCKS;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
-use crate::timer::{TimerKind, Timers};
-use crate::worker::{earliest, env, housekeeping};
+use crate::timer::TimerKind;
+use crate::worker::{env, WorkerBase};
 
 /// Submission queue entries; the completion queue gets four times as many.
 const SQ_ENTRIES: u32 = 1024;
@@ -84,18 +84,6 @@ fn ring_entries(cfg: &Config) -> usize {
 
 /// The buffer group of each worker's ring (each worker has its own io_uring).
 const GROUP: u16 = 0;
-
-/// Header slots per worker: the codec's default `max_headers`.
-const HEADER_SLOTS: usize = 100;
-
-/// How long accepting pauses after the process ran out of file descriptors.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
-
-/// How often connections waiting for the pool retry.
-const POOL_RETRY: Duration = Duration::from_millis(5);
-
-/// Longest a lingering close waits for the peer.
-const MAX_DRAIN: Duration = Duration::from_secs(2);
 
 /// Longest a wait sleeps: the shutdown flag is read once per turn.
 const MAX_WAIT: Duration = Duration::from_millis(50);
@@ -226,6 +214,32 @@ struct UConn {
 }
 
 impl UConn {
+    /// Files a receive's result `res` but for `ENOBUFS`: `Some(n)` for `n` bytes received, else
+    /// the end of stream or the error is noted. `ECANCELED`: the send it was linked behind
+    /// failed (the connection is closing), or it was cancelled; the core asks again if it
+    /// wants input.
+    #[inline]
+    fn received(&mut self, res: i32) -> Option<usize> {
+        match res {
+            n if n > 0 => return Some(n as usize),
+            0 => self.eof = true,
+            e if e == -libc::ECANCELED || e == -libc::EINTR || e == -libc::EAGAIN => {}
+            _ => self.read_error = true,
+        }
+        None
+    }
+
+    /// Releases a closed connection's blocks once the kernel no longer uses them; whether it
+    /// did (the slot is free again).
+    fn finish_close(&mut self) -> bool {
+        if self.busy() || !self.closing {
+            return false;
+        }
+        self.closing = false;
+        self.conn.release();
+        true
+    }
+
     /// The kernel uses the connection's blocks: a send, or a receive into its read block.
     fn busy(&self) -> bool {
         self.sending || self.recv_own
@@ -262,26 +276,12 @@ enum Outcome {
 
 /// Everything one io_uring worker owns.
 pub(crate) struct UringWorker<F: FreeList> {
-    id: usize,
+    base: WorkerBase<F>,
     ring: IoUring,
     bufs: BufRing<F>,
     listener: Option<TcpListener>,
     accept_armed: bool,
     conns: Vec<UConn>,
-    free: Vec<u32>,
-    timers: Timers,
-    slots: Vec<HeaderSlot>,
-    slots_owner: Option<usize>,
-    cache: LocalCache<F>,
-    date: DateCache,
-    next_date: Instant,
-    shared: Arc<Shared>,
-    cfg: Config,
-    large_block: usize,
-    pool_waiters: Vec<u32>,
-    accept_paused_until: Option<Instant>,
-    shutdown_deadline: Option<Instant>,
-    next_evict: Option<Instant>,
     /// Receives, sends and socket closes submitted and not yet completed.
     recvs_in_flight: usize,
     sends_in_flight: usize,
@@ -304,41 +304,15 @@ impl<F: FreeList> UringWorker<F> {
             BufRing::new(&ring, &cache, GROUP, ring_entries(&cfg), SMALL_BLOCK).map_err(to_io)?;
         // Accepted sockets inherit it: no setsockopt per connection.
         socket2::SockRef::from(&listener).set_tcp_nodelay(true)?;
-        let http = HttpConfig::DEFAULT
-            .with_max_head_bytes(cfg.max_head)
-            .with_max_headers(HEADER_SLOTS);
         let n = cfg.max_conns;
-        let now = Instant::now();
+        let base = WorkerBase::new(id, cache, shared, cfg);
         Ok(UringWorker {
-            id,
             ring,
             bufs,
             listener: Some(listener),
             accept_armed: false,
-            conns: (0..n).map(|_| UConn::new(Parser::new(http))).collect(),
-            free: (0..n as u32).rev().collect(),
-            timers: Timers::new(
-                n,
-                cfg.idle_timeout,
-                cfg.header_timeout,
-                cfg.idle_timeout.min(MAX_DRAIN),
-            ),
-            slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
-            slots_owner: None,
-            cache,
-            date: DateCache::new(SystemTime::now()),
-            next_date: now,
-            large_block: cfg.large_block(),
-            pool_waiters: Vec::with_capacity(n),
-            accept_paused_until: None,
-            shutdown_deadline: None,
-            next_evict: if id == 0 {
-                cfg.evict_interval.map(|d| now + d)
-            } else {
-                None
-            },
-            shared,
-            cfg,
+            conns: (0..n).map(|_| UConn::new(base.parser())).collect(),
+            base,
             recvs_in_flight: 0,
             sends_in_flight: 0,
             closes_in_flight: 0,
@@ -351,14 +325,14 @@ impl<F: FreeList> UringWorker<F> {
         let mut ops_deadline = None;
         loop {
             let now = Instant::now();
-            if self.shutdown_deadline.is_none() {
+            if !self.base.shutting_down() {
                 self.arm_accept(now)?;
             }
             self.bufs.refill();
             self.report_ring();
             self.wait(now)?;
             let now = Instant::now();
-            self.tick(now);
+            self.base.housekeeping(now);
             // Completions are copied out a batch at a time: one acquire load of the tail and
             // one release store of the head per batch, not per completion.
             let mut batch = [const { MaybeUninit::<cqueue::Entry>::uninit() }; CQE_BATCH];
@@ -371,13 +345,13 @@ impl<F: FreeList> UringWorker<F> {
                     self.complete(cqe, now)?;
                 }
             }
-            if self.shared.shutdown.load(Ordering::Acquire) && self.shutdown_deadline.is_none() {
+            if self.base.shared.shutdown.load(Ordering::Acquire) && !self.base.shutting_down() {
                 self.begin_shutdown(now)?;
             }
             self.expire(now)?;
             self.rerun(now)?;
             self.report_ring();
-            let Some(deadline) = self.shutdown_deadline else {
+            let Some(deadline) = self.base.shutdown_deadline else {
                 continue;
             };
             if now >= deadline {
@@ -387,7 +361,7 @@ impl<F: FreeList> UringWorker<F> {
                     }
                 }
             }
-            let idle = self.free.len() == self.conns.len()
+            let idle = self.base.free.len() == self.conns.len()
                 && self.recvs_in_flight == 0
                 && self.sends_in_flight == 0
                 && self.closes_in_flight == 0
@@ -396,9 +370,7 @@ impl<F: FreeList> UringWorker<F> {
                 // SAFETY: no request that selects from the buffer group is in flight (every
                 // receive completed, the accept was cancelled), and every completion was taken.
                 unsafe { self.bufs.release() };
-                self.shared.counters[self.id]
-                    .ring_blocks
-                    .store(0, Ordering::Relaxed);
+                self.base.counters().ring_blocks.store(0, Ordering::Relaxed);
                 return Ok(());
             }
             let ops_deadline = *ops_deadline.get_or_insert(deadline.max(now) + DRAIN_OPS);
@@ -412,7 +384,8 @@ impl<F: FreeList> UringWorker<F> {
 
     /// Publishes how many blocks the buffer ring holds, for the stats.
     fn report_ring(&self) {
-        self.shared.counters[self.id]
+        self.base
+            .counters()
             .ring_blocks
             .store(self.bufs.held() as u64, Ordering::Relaxed);
     }
@@ -420,7 +393,8 @@ impl<F: FreeList> UringWorker<F> {
     /// Submits what is queued and waits for a completion until the next deadline, in one
     /// `io_uring_enter`.
     fn wait(&mut self, now: Instant) -> io::Result<()> {
-        let wake = self.next_wake(now);
+        // The shutdown flag is read once per turn: the wait is never longer than `MAX_WAIT`.
+        let wake = self.base.next_wake(now).min(now + MAX_WAIT);
         let d = wake.saturating_duration_since(now);
         let ts = types::Timespec::new()
             .sec(d.as_secs())
@@ -440,19 +414,6 @@ impl<F: FreeList> UringWorker<F> {
         }
     }
 
-    fn next_wake(&self, now: Instant) -> Instant {
-        earliest(
-            self.next_date.min(now + MAX_WAIT),
-            [
-                self.timers.next_deadline(),
-                self.accept_paused_until,
-                self.shutdown_deadline,
-                self.next_evict,
-                (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
-            ],
-        )
-    }
-
     /// Queues a request, submitting first if the submission queue is full.
     ///
     /// # Safety
@@ -463,10 +424,10 @@ impl<F: FreeList> UringWorker<F> {
     }
 
     fn arm_accept(&mut self, now: Instant) -> io::Result<()> {
-        if self.accept_armed || self.accept_paused_until.is_some_and(|t| now < t) {
+        if self.accept_armed || self.base.accept_paused_until.is_some_and(|t| now < t) {
             return Ok(());
         }
-        self.accept_paused_until = None;
+        self.base.accept_paused_until = None;
         let Some(listener) = &self.listener else {
             return Ok(());
         };
@@ -489,7 +450,7 @@ impl<F: FreeList> UringWorker<F> {
             ACCEPT => {
                 if !cqueue::more(cqe.flags()) {
                     self.accept_armed = false;
-                    if self.shutdown_deadline.is_some() {
+                    if self.base.shutting_down() {
                         self.listener = None;
                     }
                 }
@@ -502,8 +463,7 @@ impl<F: FreeList> UringWorker<F> {
                     -res,
                     libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM
                 ) {
-                    WorkerCounters::add(&self.shared.counters[self.id].accept_backoffs, 1);
-                    self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+                    self.base.accept_backoff(now);
                 }
             }
             RECV => {
@@ -518,40 +478,23 @@ impl<F: FreeList> UringWorker<F> {
                     return Ok(()); // a closed connection's receive: the block goes home
                 }
                 uc.recv_armed = false;
-                match res {
-                    n if n > 0 => uc.pending = buf,
-                    0 => uc.eof = true,
-                    e if e == -libc::ENOBUFS => {
-                        // The ring ran dry: wait for blocks, then re-arm.
-                        if !uc.queued {
-                            uc.queued = true;
-                            WorkerCounters::add(&self.shared.counters[self.id].pool_waits, 1);
-                            self.pool_waiters.push(slot as u32);
-                        }
-                        return Ok(());
-                    }
-                    // ECANCELED: the send it was linked behind failed (the connection is
-                    // closing), or it was cancelled; the core asks again if it wants input.
-                    e if e == -libc::EINTR || e == -libc::EAGAIN || e == -libc::ECANCELED => {}
-                    _ => uc.read_error = true,
+                if res == -libc::ENOBUFS {
+                    // The ring ran dry: wait for blocks, then re-arm.
+                    self.base.wait_for_pool(slot, &mut uc.queued);
+                    return Ok(());
+                }
+                if uc.received(res).is_some() {
+                    uc.pending = buf;
                 }
                 self.run_conn(slot, now, res > 0)?;
             }
             RECV_OWN => {
                 self.recvs_in_flight -= 1;
-                let Some(uc) = self.conns.get_mut(slot) else {
+                let Some(uc) = self.blocks_back(slot, |uc| &mut uc.recv_own) else {
                     return Ok(());
                 };
-                uc.recv_own = false;
-                if uc.closing {
-                    self.finish_close(slot);
-                    return Ok(());
-                }
-                match res {
-                    n if n > 0 => uc.conn.received(n as usize),
-                    0 => uc.eof = true,
-                    e if e == -libc::ECANCELED || e == -libc::EINTR || e == -libc::EAGAIN => {}
-                    _ => uc.read_error = true,
+                if let Some(n) = uc.received(res) {
+                    uc.conn.received(n);
                 }
                 match uc.expire_pending.take() {
                     Some(kind) => self.expire_conn(slot, kind, now)?,
@@ -560,18 +503,14 @@ impl<F: FreeList> UringWorker<F> {
             }
             SEND => {
                 self.sends_in_flight -= 1;
-                let Some(uc) = self.conns.get_mut(slot) else {
+                let shutting_down = self.base.shutting_down();
+                let Some(uc) = self.blocks_back(slot, |uc| &mut uc.sending) else {
                     return Ok(());
                 };
-                uc.sending = false;
-                if uc.closing {
-                    self.finish_close(slot);
-                    return Ok(());
-                }
                 match res {
                     n if n > 0 => {
                         uc.conn.sent(n as usize);
-                        if uc.recv_armed && uc.conn.is_idle() && self.shutdown_deadline.is_none() {
+                        if uc.recv_armed && uc.conn.is_idle() && !shutting_down {
                             // The whole response went and the next receive is already in
                             // flight: nothing for the core to do (its idle deadline was
                             // refreshed when the request came).
@@ -593,30 +532,25 @@ impl<F: FreeList> UringWorker<F> {
     }
 
     fn open(&mut self, sock: TcpStream, now: Instant) -> io::Result<()> {
-        if self.shutdown_deadline.is_some() {
+        if self.base.shutting_down() {
             return Ok(()); // dropped: closed
         }
-        let Some(slot) = self.free.pop() else {
-            WorkerCounters::add(&self.shared.counters[self.id].rejected, 1);
+        let Some(slot) = self.base.take_slot() else {
             return Ok(());
         };
-        let slot = slot as usize;
         let uc = &mut self.conns[slot];
         uc.sock = Some(sock);
         uc.eof = false;
         uc.read_error = false;
         uc.conn.open();
-        let c = &self.shared.counters[self.id];
-        WorkerCounters::add(&c.accepted, 1);
-        WorkerCounters::add(&c.open, 1);
-        self.timers.arm(slot, TimerKind::Idle, now);
+        self.base.opened(slot, now);
         self.run_conn(slot, now, false)
     }
 
     /// Runs a connection as far as it goes without waiting, submitting the requests it needs,
     /// and files it where its outcome says.
     fn run_conn(&mut self, slot: usize, now: Instant, progress: bool) -> io::Result<()> {
-        let shutting_down = self.shutdown_deadline.is_some();
+        let shutting_down = self.base.shutting_down();
         let ring_dry = self.bufs.held() == 0;
         let mut env = env!(self, slot, shutting_down);
         let Some(uc) = self.conns.get_mut(slot) else {
@@ -763,33 +697,22 @@ impl<F: FreeList> UringWorker<F> {
                 self.close(slot, reason);
                 return Ok(());
             }
-            Outcome::Pool => {
-                let uc = &mut self.conns[slot];
-                if !uc.queued {
-                    uc.queued = true;
-                    WorkerCounters::add(&self.shared.counters[self.id].pool_waits, 1);
-                    self.pool_waiters.push(slot as u32);
-                }
-            }
+            Outcome::Pool => self.base.wait_for_pool(slot, &mut self.conns[slot].queued),
             Outcome::Wait => {}
         }
         if shutting_down && idle {
             self.close(slot, CloseReason::Done);
             return Ok(());
         }
-        if self.timers.kind(slot) != Some(want) {
-            self.timers.arm(slot, want, now);
-        } else if want == TimerKind::Idle && progress {
-            self.timers.refresh(slot, want, now);
-        }
+        self.base.rearm(slot, want, progress, now);
         Ok(())
     }
 
     /// Reruns connections waiting for the pool (or for the buffer ring to refill).
     fn rerun(&mut self, now: Instant) -> io::Result<()> {
-        let pending = self.pool_waiters.len();
+        let pending = self.base.pool_waiters.len();
         for i in 0..pending {
-            let slot = self.pool_waiters[i] as usize;
+            let slot = self.base.pool_waiters[i] as usize;
             if let Some(uc) = self.conns.get_mut(slot) {
                 uc.queued = false;
                 if uc.sock.is_some() {
@@ -798,12 +721,12 @@ impl<F: FreeList> UringWorker<F> {
             }
         }
         // Entries added while rerunning stay for the next turn; no allocation.
-        self.pool_waiters.drain(..pending);
+        self.base.pool_waiters.drain(..pending);
         Ok(())
     }
 
     fn expire(&mut self, now: Instant) -> io::Result<()> {
-        while let Some((slot, kind)) = self.timers.pop_expired(now) {
+        while let Some((slot, kind)) = self.base.timers.pop_expired(now) {
             let Some(uc) = self.conns.get_mut(slot) else {
                 continue;
             };
@@ -813,7 +736,7 @@ impl<F: FreeList> UringWorker<F> {
             if uc.sending {
                 // A reader that stopped reading: closing wakes the send, which then fails.
                 if kind == TimerKind::Idle {
-                    WorkerCounters::add(&self.shared.counters[self.id].idle_timeouts, 1);
+                    WorkerCounters::add(&self.base.counters().idle_timeouts, 1);
                 }
                 self.close(slot, CloseReason::Done);
             } else if uc.recv_own {
@@ -849,10 +772,7 @@ impl<F: FreeList> UringWorker<F> {
     /// Closes a connection: its socket now (which ends a receive in flight), its blocks now or,
     /// with a send in flight, at that send's completion.
     fn close(&mut self, slot: usize, reason: CloseReason) {
-        self.timers.disarm(slot);
-        if self.slots_owner == Some(slot) {
-            self.slots_owner = None;
-        }
+        self.base.detach(slot);
         let Some(uc) = self.conns.get_mut(slot) else {
             return;
         };
@@ -874,11 +794,7 @@ impl<F: FreeList> UringWorker<F> {
         if !uc.busy() {
             self.finish_close(slot);
         }
-        let c = &self.shared.counters[self.id];
-        WorkerCounters::sub(&c.open, 1);
-        if matches!(reason, CloseReason::Io | CloseReason::PeerAborted) {
-            WorkerCounters::add(&c.io_errors, 1);
-        }
+        self.base.count_close(reason);
     }
 
     /// Closes a socket with requests, no system call: a cancel of each request still in flight
@@ -923,20 +839,33 @@ impl<F: FreeList> UringWorker<F> {
     /// Releases a closed connection's blocks and frees its slot, once the kernel no longer
     /// uses them.
     fn finish_close(&mut self, slot: usize) {
-        let Some(uc) = self.conns.get_mut(slot) else {
-            return;
-        };
-        if uc.busy() || !uc.closing {
-            return;
+        if self.conns.get_mut(slot).is_some_and(UConn::finish_close) {
+            self.base.free.push(slot as u32);
         }
-        uc.closing = false;
-        uc.conn.release();
-        self.free.push(slot as u32);
+    }
+
+    /// The completion of a request that used the connection's blocks, `in_flight` its flag:
+    /// the connection, where it is open; a closed one's close finishes here.
+    #[inline]
+    fn blocks_back(
+        &mut self,
+        slot: usize,
+        in_flight: fn(&mut UConn) -> &mut bool,
+    ) -> Option<&mut UConn> {
+        let uc = self.conns.get_mut(slot)?;
+        *in_flight(uc) = false;
+        if uc.closing {
+            if uc.finish_close() {
+                self.base.free.push(slot as u32);
+            }
+            return None;
+        }
+        Some(uc)
     }
 
     /// Stops accepting; idle connections close now, busy ones after their current exchange.
     fn begin_shutdown(&mut self, now: Instant) -> io::Result<()> {
-        self.shutdown_deadline = Some(now + self.cfg.shutdown_grace);
+        self.base.begin_shutdown(now);
         if self.accept_armed {
             let sqe = opcode::AsyncCancel::new(user_data(ACCEPT, 0, 0))
                 .build()
@@ -953,18 +882,6 @@ impl<F: FreeList> UringWorker<F> {
             }
         }
         Ok(())
-    }
-
-    /// Once-per-second housekeeping: the Date header, and the pool's idle eviction.
-    fn tick(&mut self, now: Instant) {
-        housekeeping(
-            &mut self.date,
-            &mut self.next_date,
-            &mut self.next_evict,
-            self.cfg.evict_interval,
-            &self.shared,
-            now,
-        );
     }
 }
 

@@ -5,6 +5,9 @@
 //! the connections that yielded or waited for the pool → accept a batch. Accepting last means
 //! a slot freed in this turn is reused only in a later turn, so a stale event for a closed
 //! connection can never be delivered to its successor.
+//!
+//! `WorkerBase` is the per-worker state and bookkeeping that both drivers' workers share (this
+//! one and the io_uring driver's), whatever drives their sockets.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -38,51 +41,37 @@ const POOL_RETRY: Duration = Duration::from_millis(5);
 /// Longest a lingering close waits for the peer.
 const MAX_DRAIN: Duration = Duration::from_secs(2);
 
-/// The `Env` a connection runs with. A macro rather than a method: it borrows fields of the
-/// worker disjointly from `conns`, which the caller holds at the same time.
+/// The `Env` a connection runs with, from a worker's `base`. A macro rather than a method: it
+/// borrows fields of the base disjointly from the worker's `conns`, which the caller holds at
+/// the same time.
 macro_rules! env {
     ($w:ident, $slot:expr, $shutting_down:expr) => {
         Env {
             slot: $slot,
-            slots: &mut $w.slots,
-            slots_owner: &mut $w.slots_owner,
-            cache: &$w.cache,
-            date: &$w.date,
-            counters: &$w.shared.counters[$w.id],
-            max_body: $w.cfg.max_body,
-            large_block: $w.large_block,
+            slots: &mut $w.base.slots,
+            slots_owner: &mut $w.base.slots_owner,
+            cache: &$w.base.cache,
+            date: &$w.base.date,
+            counters: &$w.base.shared.counters[$w.base.id],
+            max_body: $w.base.cfg.max_body,
+            large_block: $w.base.large_block,
             shutting_down: $shutting_down,
-            shared: &$w.shared,
+            shared: &$w.base.shared,
         }
     };
 }
-// The io_uring worker has the same fields, and builds its `Env` the same way.
+// The io_uring worker builds its `Env` the same way.
 pub(crate) use env;
 
-/// Everything one worker owns.
+/// Everything one epoll worker owns.
 pub(crate) struct Worker<F: FreeList> {
-    id: usize,
+    base: WorkerBase<F>,
     poll: Poll,
     listener: Option<TcpListener>,
     conns: Vec<EpollConn>,
-    free: Vec<u32>,
-    timers: Timers,
-    slots: Vec<HeaderSlot>,
-    slots_owner: Option<usize>,
-    cache: LocalCache<F>,
-    date: DateCache,
-    next_date: Instant,
-    shared: Arc<Shared>,
-    cfg: Config,
-    large_block: usize,
     /// Connections to run again next turn (read budget used up).
     runnable: Vec<u32>,
-    /// Connections waiting for the pool.
-    pool_waiters: Vec<u32>,
     accept_ready: bool,
-    accept_paused_until: Option<Instant>,
-    shutdown_deadline: Option<Instant>,
-    next_evict: Option<Instant>,
 }
 
 impl<F: FreeList> Worker<F> {
@@ -99,40 +88,16 @@ impl<F: FreeList> Worker<F> {
         let mut listener = TcpListener::from_std(listener);
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)?;
-        let http = HttpConfig::DEFAULT
-            .with_max_head_bytes(cfg.max_head)
-            .with_max_headers(HEADER_SLOTS);
         let n = cfg.max_conns;
-        let conns = (0..n).map(|_| EpollConn::new(Parser::new(http))).collect();
-        // Lowest slot first: pop from the end.
-        let free = (0..n as u32).rev().collect();
-        let drain = cfg.idle_timeout.min(MAX_DRAIN);
-        let now = Instant::now();
+        let base = WorkerBase::new(id, pool.local_cache(), shared, cfg);
+        let conns = (0..n).map(|_| EpollConn::new(base.parser())).collect();
         Ok(Worker {
-            id,
+            base,
             poll,
             listener: Some(listener),
             conns,
-            free,
-            timers: Timers::new(n, cfg.idle_timeout, cfg.header_timeout, drain),
-            slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
-            slots_owner: None,
-            cache: pool.local_cache(),
-            date: DateCache::new(SystemTime::now()),
-            next_date: now,
-            large_block: cfg.large_block(),
             runnable: Vec::with_capacity(n),
-            pool_waiters: Vec::with_capacity(n),
             accept_ready: true,
-            accept_paused_until: None,
-            shutdown_deadline: None,
-            next_evict: if id == 0 {
-                cfg.evict_interval.map(|d| now + d)
-            } else {
-                None
-            },
-            shared,
-            cfg,
         })
     }
 
@@ -173,13 +138,13 @@ impl<F: FreeList> Worker<F> {
                     }
                 }
             }
-            if self.shared.shutdown.load(Ordering::Acquire) && self.shutdown_deadline.is_none() {
+            if self.base.shared.shutdown.load(Ordering::Acquire) && !self.base.shutting_down() {
                 self.begin_shutdown(now);
             }
             self.expire(now);
             self.rerun(now);
-            if let Some(deadline) = self.shutdown_deadline {
-                if self.free.len() == self.conns.len() {
+            if let Some(deadline) = self.base.shutdown_deadline {
+                if self.base.free.len() == self.conns.len() {
                     return Ok(());
                 }
                 if now >= deadline {
@@ -201,46 +166,30 @@ impl<F: FreeList> Worker<F> {
     fn poll_timeout(&self, now: Instant) -> Option<Duration> {
         let accept_now = self.accept_ready
             && self.listener.is_some()
-            && self.accept_paused_until.is_none()
-            && self.pool_waiters.is_empty()
-            && !self.free.is_empty();
+            && self.base.accept_paused_until.is_none()
+            && self.base.pool_waiters.is_empty()
+            && !self.base.free.is_empty();
         if !self.runnable.is_empty() || accept_now {
             return Some(Duration::ZERO);
         }
-        let wake = earliest(
-            self.next_date,
-            [
-                self.timers.next_deadline(),
-                self.accept_paused_until,
-                self.shutdown_deadline,
-                self.next_evict,
-                (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
-            ],
-        );
+        let wake = self.base.next_wake(now);
         // Round up to the next millisecond so a deadline has passed when the poll returns.
         Some(wake.saturating_duration_since(now) + Duration::from_micros(999))
     }
 
     /// Once-per-second housekeeping: the Date header, and the pool's idle eviction.
     fn tick(&mut self, now: Instant) {
-        housekeeping(
-            &mut self.date,
-            &mut self.next_date,
-            &mut self.next_evict,
-            self.cfg.evict_interval,
-            &self.shared,
-            now,
-        );
-        if let Some(until) = self.accept_paused_until {
+        self.base.housekeeping(now);
+        if let Some(until) = self.base.accept_paused_until {
             if now >= until {
-                self.accept_paused_until = None;
+                self.base.accept_paused_until = None;
             }
         }
     }
 
     /// Runs one connection and files it where its outcome says.
     fn run_conn(&mut self, slot: usize, now: Instant) {
-        let shutting_down = self.shutdown_deadline.is_some();
+        let shutting_down = self.base.shutting_down();
         let mut env = env!(self, slot, shutting_down);
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
@@ -255,25 +204,13 @@ impl<F: FreeList> Worker<F> {
                     self.runnable.push(slot as u32);
                 }
             }
-            Next::Pool => {
-                if !conn.queued {
-                    conn.queued = true;
-                    WorkerCounters::add(&self.shared.counters[self.id].pool_waits, 1);
-                    self.pool_waiters.push(slot as u32);
-                }
-            }
+            Next::Pool => self.base.wait_for_pool(slot, &mut conn.queued),
         }
         if shutting_down && conn.conn.is_idle() {
             return self.close(slot, CloseReason::Done);
         }
         let want = conn.conn.timer_kind();
-        // The header deadline runs from the first byte of the head and is never extended;
-        // the progress deadline moves with the bytes read or written.
-        if self.timers.kind(slot) != Some(want) {
-            self.timers.arm(slot, want, now);
-        } else if want == TimerKind::Idle && turn.progress {
-            self.timers.refresh(slot, want, now);
-        }
+        self.base.rearm(slot, want, turn.progress, now);
     }
 
     /// Reruns connections that yielded, and those waiting for the pool.
@@ -282,13 +219,13 @@ impl<F: FreeList> Worker<F> {
             let pending = if list {
                 self.runnable.len()
             } else {
-                self.pool_waiters.len()
+                self.base.pool_waiters.len()
             };
             for i in 0..pending {
                 let slot = if list {
                     self.runnable[i]
                 } else {
-                    self.pool_waiters[i]
+                    self.base.pool_waiters[i]
                 } as usize;
                 if let Some(c) = self.conns.get_mut(slot) {
                     c.queued = false;
@@ -302,14 +239,14 @@ impl<F: FreeList> Worker<F> {
             if list {
                 self.runnable.drain(..pending);
             } else {
-                self.pool_waiters.drain(..pending);
+                self.base.pool_waiters.drain(..pending);
             }
         }
     }
 
     /// Handles expired deadlines.
     fn expire(&mut self, now: Instant) {
-        while let Some((slot, kind)) = self.timers.pop_expired(now) {
+        while let Some((slot, kind)) = self.base.timers.pop_expired(now) {
             if self.conns.get(slot).map_or(true, |c| c.sock.is_none()) {
                 continue;
             }
@@ -324,26 +261,24 @@ impl<F: FreeList> Worker<F> {
 
     /// Accepts up to a batch of connections, registering them all before serving any.
     fn accept(&mut self, now: Instant) {
-        if !self.accept_ready || self.accept_paused_until.is_some() {
+        if !self.accept_ready || self.base.accept_paused_until.is_some() {
             return;
         }
         // Pool exhausted: new connections would only add to the queue of waiters.
-        if !self.pool_waiters.is_empty() {
+        if !self.base.pool_waiters.is_empty() {
             return;
         }
         let Some(listener) = self.listener.as_mut() else {
             return;
         };
-        for _ in 0..self.cfg.accept_batch {
+        for _ in 0..self.base.cfg.accept_batch {
             match listener.accept() {
                 Ok((mut sock, _peer)) => {
-                    let Some(slot) = self.free.pop() else {
+                    let Some(slot) = self.base.take_slot() else {
                         // At max-conns: close at once rather than let it wait unserved.
-                        WorkerCounters::add(&self.shared.counters[self.id].rejected, 1);
                         drop(sock);
                         continue;
                     };
-                    let slot = slot as usize;
                     // Small responses must not wait for Nagle's delayed-ACK dance.
                     let _ = sock.set_nodelay(true);
                     if self
@@ -356,14 +291,11 @@ impl<F: FreeList> Worker<F> {
                         )
                         .is_err()
                     {
-                        self.free.push(slot as u32);
+                        self.base.free.push(slot as u32);
                         continue;
                     }
                     self.conns[slot].open(sock);
-                    let c = &self.shared.counters[self.id];
-                    WorkerCounters::add(&c.accepted, 1);
-                    WorkerCounters::add(&c.open, 1);
-                    self.timers.arm(slot, TimerKind::Idle, now);
+                    self.base.opened(slot, now);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.accept_ready = false;
@@ -372,8 +304,7 @@ impl<F: FreeList> Worker<F> {
                 Err(e) if is_resource_exhaustion(&e) => {
                     // Out of descriptors: the pending connection stays in the backlog, and
                     // retrying now would spin. Pause and let closes free descriptors.
-                    WorkerCounters::add(&self.shared.counters[self.id].accept_backoffs, 1);
-                    self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+                    self.base.accept_backoff(now);
                     return;
                 }
                 // The peer gave up before we accepted, or a signal: next one.
@@ -384,10 +315,7 @@ impl<F: FreeList> Worker<F> {
 
     /// Closes a connection and frees its slot and blocks.
     fn close(&mut self, slot: usize, reason: CloseReason) {
-        self.timers.disarm(slot);
-        if self.slots_owner == Some(slot) {
-            self.slots_owner = None;
-        }
+        self.base.detach(slot);
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
         };
@@ -396,17 +324,13 @@ impl<F: FreeList> Worker<F> {
         };
         let _ = self.poll.registry().deregister(&mut sock);
         drop(sock);
-        self.free.push(slot as u32);
-        let c = &self.shared.counters[self.id];
-        WorkerCounters::sub(&c.open, 1);
-        if matches!(reason, CloseReason::Io | CloseReason::PeerAborted) {
-            WorkerCounters::add(&c.io_errors, 1);
-        }
+        self.base.free.push(slot as u32);
+        self.base.count_close(reason);
     }
 
     /// Stops accepting; idle connections close now, busy ones after their current exchange.
     fn begin_shutdown(&mut self, now: Instant) {
-        self.shutdown_deadline = Some(now + self.cfg.shutdown_grace);
+        self.base.begin_shutdown(now);
         if let Some(mut l) = self.listener.take() {
             let _ = self.poll.registry().deregister(&mut l);
         }
@@ -423,35 +347,195 @@ impl<F: FreeList> Worker<F> {
 }
 
 /// The earliest of `first` and the `Some` instants: when a worker's wait must end.
-pub(crate) fn earliest<const N: usize>(first: Instant, others: [Option<Instant>; N]) -> Instant {
+fn earliest<const N: usize>(first: Instant, others: [Option<Instant>; N]) -> Instant {
     others.into_iter().flatten().fold(first, Instant::min)
 }
 
-/// The once-per-second part of a loop turn, for either driver's worker: the Date header when
-/// `next_date` has passed (then the next refresh is at the next wall-clock second), and the
-/// pool's idle eviction when `next_evict` has.
-pub(crate) fn housekeeping(
-    date: &mut DateCache,
-    next_date: &mut Instant,
-    next_evict: &mut Option<Instant>,
-    evict_interval: Option<Duration>,
-    shared: &Shared,
-    now: Instant,
-) {
-    if now >= *next_date {
-        let wall = SystemTime::now();
-        date.refresh(wall);
-        let into_second = wall
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        *next_date =
-            now + Duration::from_nanos(1_000_000_000 - u64::from(into_second.min(999_999_999)));
-    }
-    if let (Some(at), Some(every)) = (*next_evict, evict_interval) {
-        if now >= at {
-            shared.pool.evict_idle();
-            *next_evict = Some(now + every);
+/// The per-worker state both drivers keep alike, and the bookkeeping on it that does not
+/// depend on how sockets are driven: free slots, deadlines, header slots, the local cache, the
+/// Date header, pool waiters, accept back-off and the shutdown deadline.
+pub(crate) struct WorkerBase<F: FreeList> {
+    pub(crate) id: usize,
+    /// Free connection slots; the lowest is popped first.
+    pub(crate) free: Vec<u32>,
+    pub(crate) timers: Timers,
+    pub(crate) slots: Vec<HeaderSlot>,
+    pub(crate) slots_owner: Option<usize>,
+    pub(crate) cache: LocalCache<F>,
+    pub(crate) date: DateCache,
+    pub(crate) next_date: Instant,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) cfg: Config,
+    pub(crate) large_block: usize,
+    /// Connections waiting for the pool.
+    pub(crate) pool_waiters: Vec<u32>,
+    pub(crate) accept_paused_until: Option<Instant>,
+    pub(crate) shutdown_deadline: Option<Instant>,
+    pub(crate) next_evict: Option<Instant>,
+}
+
+impl<F: FreeList> WorkerBase<F> {
+    /// Sets up the shared state for `cfg.max_conns` slots, on the worker's own thread (`cache`
+    /// belongs to it). Every slot, list and scratch array is allocated here, once.
+    pub(crate) fn new(id: usize, cache: LocalCache<F>, shared: Arc<Shared>, cfg: Config) -> Self {
+        let n = cfg.max_conns;
+        let now = Instant::now();
+        WorkerBase {
+            id,
+            // Lowest slot first: pop from the end.
+            free: (0..n as u32).rev().collect(),
+            timers: Timers::new(
+                n,
+                cfg.idle_timeout,
+                cfg.header_timeout,
+                cfg.idle_timeout.min(MAX_DRAIN),
+            ),
+            slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
+            slots_owner: None,
+            cache,
+            date: DateCache::new(SystemTime::now()),
+            next_date: now,
+            large_block: cfg.large_block(),
+            pool_waiters: Vec::with_capacity(n),
+            accept_paused_until: None,
+            shutdown_deadline: None,
+            next_evict: if id == 0 {
+                cfg.evict_interval.map(|d| now + d)
+            } else {
+                None
+            },
+            shared,
+            cfg,
         }
+    }
+
+    /// A parser for one connection slot, with the worker's limits.
+    pub(crate) fn parser(&self) -> Parser {
+        Parser::new(
+            HttpConfig::DEFAULT
+                .with_max_head_bytes(self.cfg.max_head)
+                .with_max_headers(HEADER_SLOTS),
+        )
+    }
+
+    /// This worker's counters.
+    #[inline]
+    pub(crate) fn counters(&self) -> &WorkerCounters {
+        &self.shared.counters[self.id]
+    }
+
+    /// Whether shutdown has begun.
+    #[inline]
+    pub(crate) fn shutting_down(&self) -> bool {
+        self.shutdown_deadline.is_some()
+    }
+
+    /// The earliest of the next Date refresh, deadline, accept retry, shutdown deadline,
+    /// eviction and pool retry: when the worker's wait must end.
+    pub(crate) fn next_wake(&self, now: Instant) -> Instant {
+        earliest(
+            self.next_date,
+            [
+                self.timers.next_deadline(),
+                self.accept_paused_until,
+                self.shutdown_deadline,
+                self.next_evict,
+                (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
+            ],
+        )
+    }
+
+    /// Once-per-second housekeeping: the Date header when `next_date` has passed (then the
+    /// next refresh is at the next wall-clock second), and the pool's idle eviction when
+    /// `next_evict` has.
+    pub(crate) fn housekeeping(&mut self, now: Instant) {
+        if now >= self.next_date {
+            let wall = SystemTime::now();
+            self.date.refresh(wall);
+            let into_second = wall
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            self.next_date =
+                now + Duration::from_nanos(1_000_000_000 - u64::from(into_second.min(999_999_999)));
+        }
+        if let (Some(at), Some(every)) = (self.next_evict, self.cfg.evict_interval) {
+            if now >= at {
+                self.shared.pool.evict_idle();
+                self.next_evict = Some(now + every);
+            }
+        }
+    }
+
+    /// Files `slot` as waiting for the pool, unless it is on a list already (`queued`).
+    #[inline]
+    pub(crate) fn wait_for_pool(&mut self, slot: usize, queued: &mut bool) {
+        if !*queued {
+            *queued = true;
+            WorkerCounters::add(&self.counters().pool_waits, 1);
+            self.pool_waiters.push(slot as u32);
+        }
+    }
+
+    /// Pauses accepting after the system ran out of descriptors or memory.
+    pub(crate) fn accept_backoff(&mut self, now: Instant) {
+        WorkerCounters::add(&self.counters().accept_backoffs, 1);
+        self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+    }
+
+    /// A free slot for a new connection; `None` (counted as rejected) at max-conns.
+    #[inline]
+    pub(crate) fn take_slot(&mut self) -> Option<usize> {
+        let slot = self.free.pop();
+        if slot.is_none() {
+            WorkerCounters::add(&self.counters().rejected, 1);
+        }
+        slot.map(|s| s as usize)
+    }
+
+    /// Counts a connection opened in `slot` and starts its idle deadline.
+    #[inline]
+    pub(crate) fn opened(&mut self, slot: usize, now: Instant) {
+        let c = &self.shared.counters[self.id];
+        WorkerCounters::add(&c.accepted, 1);
+        WorkerCounters::add(&c.open, 1);
+        self.timers.arm(slot, TimerKind::Idle, now);
+    }
+
+    /// Moves `slot`'s deadline to what the connection waits for: the header deadline runs
+    /// from the first byte of the head and is never extended; the progress deadline moves
+    /// with the bytes read or written.
+    #[inline]
+    pub(crate) fn rearm(&mut self, slot: usize, want: TimerKind, progress: bool, now: Instant) {
+        let refresh = want == TimerKind::Idle && progress;
+        if self.timers.kind(slot) != Some(want) {
+            self.timers.arm(slot, want, now);
+        } else if refresh {
+            self.timers.refresh(slot, want, now);
+        }
+    }
+
+    /// Stops `slot`'s deadline and takes back the header slots it holds, as it closes.
+    #[inline]
+    pub(crate) fn detach(&mut self, slot: usize) {
+        self.timers.disarm(slot);
+        if self.slots_owner == Some(slot) {
+            self.slots_owner = None;
+        }
+    }
+
+    /// Counts a connection closed for `reason`.
+    #[inline]
+    pub(crate) fn count_close(&self, reason: CloseReason) {
+        let c = self.counters();
+        WorkerCounters::sub(&c.open, 1);
+        if matches!(reason, CloseReason::Io | CloseReason::PeerAborted) {
+            WorkerCounters::add(&c.io_errors, 1);
+        }
+    }
+
+    /// Sets the shutdown deadline, the grace period from `now`.
+    pub(crate) fn begin_shutdown(&mut self, now: Instant) {
+        self.shutdown_deadline = Some(now + self.cfg.shutdown_grace);
     }
 }
 
