@@ -244,7 +244,10 @@ impl Config {
         let small_slab = SMALL_BLOCK * p.blocks_per_slab;
         let large = self.large_block();
         let large_per_slab = 4;
-        let small_max = (p.max_bytes / small_slab).max(1);
+        // The small class leaves room for one slab of the large class under the bound:
+        // otherwise small blocks can fill the whole bound, and a head over 4 KiB waits for a
+        // large block that can never be made until its header deadline answers 408.
+        let small_max = (p.max_bytes.saturating_sub(large * large_per_slab) / small_slab).max(1);
         let large_max = (p.max_bytes / (large * large_per_slab)).max(1);
         Pool::builder()
             .class(
@@ -263,5 +266,29 @@ impl Config {
             .local_capacity(p.local_capacity)
             .build_with()
             .map_err(|e| ConfigError::Pool(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bufslab::QueueFreeList;
+
+    /// Small blocks filling the pool to its bound still leave a large block for a long head.
+    #[test]
+    fn small_blocks_leave_room_for_a_large_one() {
+        let mut config = Config::default();
+        config.pool.max_bytes = 1 << 20;
+        config.pool.prealloc_slabs = 4;
+        let pool: Pool<QueueFreeList> = config.build_pool().expect("pool");
+        let mut small = Vec::new();
+        while let Ok(b) = pool.get(SMALL_BLOCK) {
+            small.push(b);
+        }
+        assert!(!small.is_empty());
+        assert!(
+            pool.get(config.large_block()).is_ok(),
+            "no large block left"
+        );
     }
 }
