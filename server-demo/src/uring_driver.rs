@@ -593,11 +593,10 @@ impl<F: FreeList> UringWorker<F> {
                     uc.sending = true;
                     sends += 1;
                     if link {
-                        // SAFETY: see above. Where a full queue was submitted between the two,
-                        // the link ends with the send and the receive runs beside it: its
-                        // block waits in `pending` until the output is sent, as the core asks.
-                        unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
-                        uc.recv_armed = true;
+                        // Where a full queue was submitted between the two, the link ends
+                        // with the send and the receive runs beside it: its block waits in
+                        // `pending` until the output is sent, as the core asks.
+                        arm_ring_recv(ring, uc, fd, slot)?;
                         recvs += 1;
                     }
                     break Outcome::Wait;
@@ -646,9 +645,7 @@ impl<F: FreeList> UringWorker<F> {
                     if ring_dry {
                         break Outcome::Pool;
                     }
-                    // SAFETY: see above.
-                    unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
-                    uc.recv_armed = true;
+                    arm_ring_recv(ring, uc, fd, slot)?;
                     recvs += 1;
                     break Outcome::Wait;
                 }
@@ -678,9 +675,7 @@ impl<F: FreeList> UringWorker<F> {
                     if ring_dry {
                         break Outcome::Pool;
                     }
-                    // SAFETY: see above.
-                    unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
-                    uc.recv_armed = true;
+                    arm_ring_recv(ring, uc, fd, slot)?;
                     recvs += 1;
                     break Outcome::Wait;
                 }
@@ -895,6 +890,16 @@ impl<F: FreeList> Drop for UringWorker<F> {
             std::mem::forget(std::mem::take(&mut self.conns));
         }
     }
+}
+
+/// Arms a receive with buffer select for the connection in `slot`: the kernel takes a block
+/// from the buffer ring when data arrives.
+fn arm_ring_recv(ring: &mut IoUring, uc: &mut UConn, fd: types::Fd, slot: usize) -> io::Result<()> {
+    // SAFETY: a receive with buffer select names no memory of the connection, only the buffer
+    // group, which the worker's `BufRing` keeps registered until every receive has completed.
+    unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
+    uc.recv_armed = true;
+    Ok(())
 }
 
 /// Queues a request on `ring`, submitting first if the submission queue is full.
