@@ -57,8 +57,14 @@ enum Phase {
     Head,
     /// Reading the current request's body.
     Body(Body),
-    /// No more requests will be served: send the output, then half-close.
-    Closing,
+    /// No more requests will be served: send the output, then close. `linger`: the peer may
+    /// still be sending (a refused or unread body, bytes after the last request, a close the
+    /// client did not ask for), so close lingering: half-close, then drain until the peer
+    /// closes, lest unread input reset the connection and destroy the last response
+    /// (RFC 9112 §9.6). Without it (the client asked to close, and everything it sent was read)
+    /// the connection closes as soon as the output is sent, as nginx's `lingering_close on`
+    /// does.
+    Closing { linger: bool },
     /// Our side is shut down for writing; discarding input until the peer closes.
     Drain { discarded: usize },
     /// Closed; holds no blocks and produces nothing more.
@@ -125,8 +131,9 @@ pub(crate) struct Conn {
     parser: Parser,
     rbuf: Option<PoolBuf>,
     out: OutQueue,
-    /// Close once the current request's body is done (its response said `Connection: close`).
-    close_after_body: bool,
+    /// What follows the current request's body: `None`, the next request; `Some(linger)`,
+    /// [`Phase::Closing`] (its response said `Connection: close`).
+    close_after_body: Option<bool>,
 }
 
 impl Conn {
@@ -137,7 +144,7 @@ impl Conn {
             parser,
             rbuf: None,
             out: OutQueue::default(),
-            close_after_body: false,
+            close_after_body: None,
         }
     }
 
@@ -153,7 +160,7 @@ impl Conn {
         self.out.clear();
         self.phase = Phase::Closed;
         self.parser.reset();
-        self.close_after_body = false;
+        self.close_after_body = None;
     }
 
     /// Closed (by a [`Want::Close`], or never opened).
@@ -226,7 +233,10 @@ impl Conn {
                 }
             }
             match self.phase {
-                Phase::Closing => {
+                Phase::Closing { linger } => {
+                    if !linger && !self.holds_input() {
+                        return self.close(CloseReason::Done);
+                    }
                     self.rbuf = None;
                     self.phase = Phase::Drain { discarded: 0 };
                     return Want::HalfClose;
@@ -243,7 +253,7 @@ impl Conn {
                     Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
                     Err(Blocked::Pool) => return Want::Pool,
                 }
-                if !self.out.is_empty() || matches!(self.phase, Phase::Closing) {
+                if !self.out.is_empty() || matches!(self.phase, Phase::Closing { .. }) {
                     continue;
                 }
             }
@@ -399,6 +409,13 @@ impl Conn {
         self.out.front()
     }
 
+    /// The queued output is the connection's last: once it is sent, the connection closes at
+    /// once ([`Want::Close`], no lingering close). A completion-based driver may queue the close
+    /// behind the send.
+    pub(crate) fn closes_after_output(&self) -> bool {
+        matches!(self.phase, Phase::Closing { linger: false }) && !self.holds_input()
+    }
+
     /// Output blocks queued.
     pub(crate) fn output_blocks(&self) -> usize {
         self.out.blocks()
@@ -433,7 +450,7 @@ impl Conn {
                         return Ok(()); // partial framing: need more input
                     }
                 }
-                Phase::Closing | Phase::Drain { .. } | Phase::Closed => return Ok(()),
+                Phase::Closing { .. } | Phase::Drain { .. } | Phase::Closed => return Ok(()),
             }
         }
     }
@@ -489,7 +506,7 @@ impl Conn {
         };
         routes::error(out, &r, status, None);
         self.rbuf = None;
-        self.phase = Phase::Closing;
+        self.phase = Phase::Closing { linger: true };
         Ok(())
     }
 
@@ -537,9 +554,12 @@ impl Conn {
         if has_body && (keep || using != BodyUse::Skip) {
             let start = start + answer::interim_len(&info);
             self.phase = Phase::Body(Body::new(info.framing, using, start));
-            self.close_after_body = !keep;
+            // A close the client asked for needs no linger once its body is read.
+            self.close_after_body = (!keep).then_some(info.keep_alive);
         } else if !keep {
-            self.phase = Phase::Closing;
+            // An unread body may still be on its way.
+            let linger = info.keep_alive || has_body;
+            self.phase = Phase::Closing { linger };
         }
         Ok(())
     }
@@ -553,10 +573,9 @@ impl Conn {
             Ok((consumed, done)) => {
                 rb.advance(consumed);
                 if done {
-                    self.phase = if self.close_after_body {
-                        Phase::Closing
-                    } else {
-                        Phase::Head
+                    self.phase = match self.close_after_body {
+                        Some(linger) => Phase::Closing { linger },
+                        None => Phase::Head,
                     };
                 }
                 Ok(done || consumed > 0)
@@ -589,7 +608,7 @@ impl Conn {
             None => {
                 WorkerCounters::add(&env.counters.late_body_faults, 1);
                 self.rbuf = None;
-                self.phase = Phase::Closing;
+                self.phase = Phase::Closing { linger: true };
                 Ok(())
             }
         }

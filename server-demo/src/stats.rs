@@ -24,6 +24,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) late_body_faults: AtomicU64,
     /// Blocks in the worker's io_uring buffer ring (rented from the pool, waiting for data).
     pub(crate) ring_blocks: AtomicU64,
+    pub(crate) receive_pauses: AtomicU64,
 }
 
 impl WorkerCounters {
@@ -105,6 +106,11 @@ pub struct ServerStats {
     /// going out: the connection was closed, the only signal left. (Before that, the request
     /// is answered 400 or 413 instead, and counted in `bad_requests`.)
     pub late_body_faults: u64,
+    /// Times the io_uring driver stopped receiving on a connection because its input came
+    /// faster than the connection took it (the multishot receive cancelled, then armed again
+    /// once the input was taken: the peer meets TCP's flow control). Always 0 under epoll,
+    /// which just reads no further.
+    pub receive_pauses: u64,
     /// What moves the bytes for the connection core: `epoll`.
     pub driver: &'static str,
     /// The pool.
@@ -134,6 +140,7 @@ pub(crate) fn snapshot(
         s.pool_waits += w.pool_waits.load(Relaxed);
         s.accept_backoffs += w.accept_backoffs.load(Relaxed);
         s.late_body_faults += w.late_body_faults.load(Relaxed);
+        s.receive_pauses += w.receive_pauses.load(Relaxed);
     }
     s.driver = "epoll";
     s.pool = pool.stats().into();

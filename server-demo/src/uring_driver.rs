@@ -10,25 +10,24 @@
 //!
 //! - **Accept:** one multishot accept on the worker's `SO_REUSEPORT` listener. `TCP_NODELAY` is
 //!   set once on the listener; accepted sockets inherit it.
-//! - **Receive:** a receive with buffer select, armed only when the connection asks for input,
-//!   so a connection never has more than one block of unread input in hand (the core's
-//!   backpressure) and an idle connection holds no block: the kernel picks one only when data
-//!   arrives. `ENOBUFS` (the ring ran dry) is a wait for the pool, never a close: the ring is
-//!   refilled and the receive re-armed. A connection that holds part of a request receives the
-//!   rest into the spare room of its own read block instead, as the epoll driver does: no copy,
-//!   and a pool drained by partial requests still moves. Receives are single-shot rather than
-//!   multishot: a multishot receive keeps posting blocks while the connection is busy sending,
-//!   which would need a queue per connection or a cancel, where a single-shot one is the
-//!   backpressure; all of a turn's receives still go to the kernel in the turn's one enter.
+//! - **Receive:** one multishot receive with buffer select per connection, armed when the
+//!   core first asks for input and kept armed: the kernel takes a block from the buffer ring
+//!   each time data arrives, so a keep-alive exchange costs one receive completion and one send,
+//!   and no request is re-armed (nor its poll set up again) per exchange. An idle connection
+//!   holds no block. A block that arrives while the core is busy (sending, or waiting for the
+//!   pool) waits in the connection (`pending`); a second one is appended to it where it fits,
+//!   else it is parked in the worker's queue and the receive is cancelled until the core has
+//!   taken that input: the backpressure the epoll driver gets by not reading. The ring is refilled
+//!   only to its size less the parked blocks, so the queue never grows (see `parked`).
+//!   `ENOBUFS` (the ring ran dry, which ends the receive) is a wait for the pool, never a close:
+//!   the ring is refilled and the receive armed again. A connection that holds part of a
+//!   request while no receive is armed receives the rest into the spare room of its own read
+//!   block, as the epoll driver does: no copy, and a pool drained by partial requests still
+//!   moves.
 //! - **Send:** at most one in flight per connection (`send` of one block, `writev` of several);
 //!   a short send is resumed by the next one. The output blocks stay in the connection until
-//!   the completion: a connection closed with a send in flight keeps them until then. The
-//!   next receive (with buffer select) goes with the send, linked behind it (`IO_LINK`): the
-//!   kernel starts it when the send completes, so a fully sent response costs the core no turn
-//!   at its completion, and a keep-alive exchange is one receive completion and one send
-//!   completion. Its block waits in the connection until the core asks for input, so the
-//!   backpressure holds; an idle connection still holds no block (the kernel picks one only
-//!   when data arrives).
+//!   the completion: a connection closed with a send in flight keeps them until then. A fully
+//!   sent response with the receive still armed costs the core no turn at its completion.
 //! - **Close:** a cancel of each request still in flight on the socket, then a close, queued
 //!   together (no system call of their own, both run inline at submission). A request parked
 //!   in the kernel holds the socket open past the close of its descriptor; the cancel ends it,
@@ -42,6 +41,7 @@
 //! which the connection keeps until the completion) and the taking of completed receive blocks
 //! from the buffer ring; each block says why it holds.
 
+use std::collections::VecDeque;
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -53,6 +53,7 @@ use std::time::{Duration, Instant};
 use bufslab::{FreeList, Pool, PoolBuf};
 use bufslab_http::Parser;
 use bufslab_uring::{BufRing, Error as UringError, Features};
+use bytes::BufMut;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use crate::config::{Config, SMALL_BLOCK};
@@ -99,7 +100,7 @@ const SEND: u64 = 3;
 const CANCEL: u64 = 4;
 /// A receive into the connection's own read block (it holds a partial request).
 const RECV_OWN: u64 = 5;
-/// The close of a connection's socket (after its linked shutdown).
+/// The close of a connection's socket (after the cancels of its requests in flight).
 const CLOSE: u64 = 6;
 
 fn user_data(kind: u64, gen: u32, slot: usize) -> u64 {
@@ -142,7 +143,8 @@ fn new_ring() -> Result<IoUring, UringError> {
 }
 
 /// Whether this process can run the io_uring driver: a ring with the worker's flags, a
-/// provided buffer ring, and a timed wait (`IORING_FEAT_EXT_ARG`, Linux 5.11).
+/// provided buffer ring (Linux 5.19), a timed wait (`IORING_FEAT_EXT_ARG`, 5.11), the opcodes,
+/// and a multishot receive that works (6.0).
 ///
 /// The rings are made on a thread of their own: a thread that once had a ring gets the
 /// kernel's io_uring task context, whose teardown can interrupt that thread's next blocking
@@ -182,7 +184,69 @@ fn probe_here() -> Result<(), UringError> {
     if !ops.iter().all(|&op| probe.is_supported(op)) {
         return Err(UringError::Invalid);
     }
-    Ok(())
+    probe_multishot_recv(ring)
+}
+
+/// Whether a multishot receive with buffer select works here (Linux 6.0; the opcode probe
+/// cannot tell): one is armed on a socket pair over a two-block buffer ring and fed a byte,
+/// which must come back in a completion that keeps the receive armed. Then it is cancelled
+/// and drained to its final completion, so the buffer ring can be released.
+fn probe_multishot_recv(mut ring: IoUring) -> Result<(), UringError> {
+    use bufslab::ClassConfig;
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+
+    let pool = Pool::builder()
+        .class(
+            ClassConfig::new(64)
+                .blocks_per_slab(4)
+                .prealloc_slabs(1)
+                .max_slabs(1),
+        )
+        .build()
+        .map_err(|e| UringError::Io(io::Error::other(e.to_string())))?;
+    let cache = pool.local_cache();
+    let mut bufs = BufRing::new(&ring, &cache, GROUP, 2, 64)?;
+    bufs.refill();
+    let (rx, mut tx) = UnixStream::pair().map_err(UringError::Io)?;
+    let recv = opcode::RecvMulti::new(types::Fd(rx.as_raw_fd()), GROUP)
+        .build()
+        .user_data(1);
+    let cancel = opcode::AsyncCancel::new(1).build().user_data(2);
+    // SAFETY: the receive names only the buffer group, registered until `release` below,
+    // which runs only after the receive's final completion; the cancel names no memory.
+    unsafe { queue(&mut ring, &recv).map_err(UringError::Io)? };
+    tx.write_all(b"x").map_err(UringError::Io)?;
+    let mut works = false;
+    let mut cancelled = false;
+    loop {
+        ring.submit_and_wait(1).map_err(UringError::classify)?;
+        let mut done = false;
+        for cqe in ring.completion() {
+            if cqe.user_data() != 1 {
+                continue;
+            }
+            // SAFETY: a completion of this ring's receive on the group, taken once.
+            drop(unsafe { bufs.take(&cqe) });
+            works |= cqe.result() == 1 && cqueue::more(cqe.flags());
+            done |= !cqueue::more(cqe.flags());
+        }
+        if done {
+            break;
+        }
+        if !cancelled {
+            cancelled = true;
+            // SAFETY: see above.
+            unsafe { queue(&mut ring, &cancel).map_err(UringError::Io)? };
+        }
+    }
+    // SAFETY: the receive reached its final completion; nothing else selects from the group.
+    unsafe { bufs.release() };
+    if works {
+        Ok(())
+    } else {
+        Err(UringError::Invalid)
+    }
 }
 
 /// One connection slot of an io_uring worker.
@@ -190,8 +254,12 @@ struct UConn {
     sock: Option<TcpStream>,
     /// Bumped when the slot's connection closes: completions of an older generation are stale.
     gen: u32,
-    /// A receive with buffer select is in flight.
+    /// The multishot receive is armed (until its final completion).
     recv_armed: bool,
+    /// A cancel of the multishot receive is in flight (input is parked: stop receiving).
+    recv_cancel: bool,
+    /// Blocks of this connection in the worker's `parked` queue, behind `pending`.
+    parked: u32,
     /// A receive into the connection's read block is in flight.
     recv_own: bool,
     sending: bool,
@@ -206,7 +274,7 @@ struct UConn {
     read_error: bool,
     /// On the pool-wait list already.
     queued: bool,
-    /// A received block the core has not taken yet.
+    /// The oldest received block the core has not taken yet (more may be parked).
     pending: Option<PoolBuf>,
     /// The iovecs of a `writev` in flight (the kernel reads them until its completion).
     iov: [libc::iovec; OUT_BLOCKS],
@@ -215,9 +283,8 @@ struct UConn {
 
 impl UConn {
     /// Files a receive's result `res` but for `ENOBUFS`: `Some(n)` for `n` bytes received, else
-    /// the end of stream or the error is noted. `ECANCELED`: the send it was linked behind
-    /// failed (the connection is closing), or it was cancelled; the core asks again if it
-    /// wants input.
+    /// the end of stream or the error is noted. `ECANCELED`: the receive was cancelled (its
+    /// input parked, or the connection closing); the core asks again if it wants input.
     #[inline]
     fn received(&mut self, res: i32) -> Option<usize> {
         match res {
@@ -250,6 +317,8 @@ impl UConn {
             sock: None,
             gen: 0,
             recv_armed: false,
+            recv_cancel: false,
+            parked: 0,
             recv_own: false,
             sending: false,
             closing: false,
@@ -272,6 +341,8 @@ enum Outcome {
     Wait,
     Pool,
     Close(CloseReason),
+    /// The last response and the close of the socket are queued together.
+    SentClosing,
 }
 
 /// Everything one io_uring worker owns.
@@ -282,6 +353,10 @@ pub(crate) struct UringWorker<F: FreeList> {
     listener: Option<TcpListener>,
     accept_armed: bool,
     conns: Vec<UConn>,
+    /// Received blocks waiting behind a connection's `pending` one, oldest first, with their
+    /// slot. Its capacity is the buffer ring's size and the ring is refilled only to
+    /// `entries - parked.len()`, so it never grows: a block is parked only as it leaves the ring.
+    parked: VecDeque<(u32, PoolBuf)>,
     /// Receives, sends and socket closes submitted and not yet completed.
     recvs_in_flight: usize,
     sends_in_flight: usize,
@@ -305,10 +380,12 @@ impl<F: FreeList> UringWorker<F> {
         // Accepted sockets inherit it: no setsockopt per connection.
         socket2::SockRef::from(&listener).set_tcp_nodelay(true)?;
         let n = cfg.max_conns;
+        let parked = VecDeque::with_capacity(bufs.entries());
         let base = WorkerBase::new(id, cache, shared, cfg);
         Ok(UringWorker {
             ring,
             bufs,
+            parked,
             listener: Some(listener),
             accept_armed: false,
             conns: (0..n).map(|_| UConn::new(base.parser())).collect(),
@@ -328,7 +405,8 @@ impl<F: FreeList> UringWorker<F> {
             if !self.base.shutting_down() {
                 self.arm_accept(now)?;
             }
-            self.bufs.refill();
+            // Parked blocks count against the ring's size (see `parked`).
+            self.bufs.refill_to(self.bufs.entries() - self.parked.len());
             self.report_ring();
             self.wait(now)?;
             let now = Instant::now();
@@ -467,9 +545,13 @@ impl<F: FreeList> UringWorker<F> {
                 }
             }
             RECV => {
-                self.recvs_in_flight -= 1;
-                // SAFETY: read from this ring's completion queue, for a single-buffer receive
-                // on the buffer ring's group (every RECV is one), and taken once here.
+                let last = !cqueue::more(cqe.flags());
+                if last {
+                    self.recvs_in_flight -= 1;
+                }
+                // SAFETY: read from this ring's completion queue, for a multishot receive on
+                // the buffer ring's group (every RECV is one; each of its completions carries
+                // at most one block), and taken once here.
                 let buf = unsafe { self.bufs.take(cqe) };
                 let Some(uc) = self.conns.get_mut(slot) else {
                     return Ok(());
@@ -477,14 +559,18 @@ impl<F: FreeList> UringWorker<F> {
                 if uc.gen != gen || uc.sock.is_none() {
                     return Ok(()); // a closed connection's receive: the block goes home
                 }
-                uc.recv_armed = false;
+                if last {
+                    uc.recv_armed = false;
+                    uc.recv_cancel = false;
+                }
                 if res == -libc::ENOBUFS {
-                    // The ring ran dry: wait for blocks, then re-arm.
+                    // The ring ran dry, which ends a multishot receive: wait for blocks, then
+                    // re-arm.
                     self.base.wait_for_pool(slot, &mut uc.queued);
                     return Ok(());
                 }
-                if uc.received(res).is_some() {
-                    uc.pending = buf;
+                if let (Some(_), Some(buf)) = (uc.received(res), buf) {
+                    self.file_block(slot, buf)?;
                 }
                 self.run_conn(slot, now, res > 0)?;
             }
@@ -510,7 +596,11 @@ impl<F: FreeList> UringWorker<F> {
                 match res {
                     n if n > 0 => {
                         uc.conn.sent(n as usize);
-                        if uc.recv_armed && uc.conn.is_idle() && !shutting_down {
+                        if uc.recv_armed
+                            && uc.pending.is_none()
+                            && uc.conn.is_idle()
+                            && !shutting_down
+                        {
                             // The whole response went and the next receive is already in
                             // flight: nothing for the core to do (its idle deadline was
                             // refreshed when the request came).
@@ -531,6 +621,40 @@ impl<F: FreeList> UringWorker<F> {
         Ok(())
     }
 
+    /// Files a block received for the open connection in `slot` behind its unread input: as
+    /// `pending` when there is none, else appended to `pending` where it fits (a copy, but only
+    /// of input that came while the core was busy), else parked, and the multishot receive
+    /// cancelled: the connection reads no further until the core has taken its input, as the
+    /// epoll driver stops reading (the peer meets TCP's flow control). Blocks the kernel posted
+    /// before the cancel took effect are parked too.
+    fn file_block(&mut self, slot: usize, buf: PoolBuf) -> io::Result<()> {
+        let Some(uc) = self.conns.get_mut(slot) else {
+            return Ok(());
+        };
+        let Some(pending) = uc.pending.as_mut() else {
+            uc.pending = Some(buf);
+            return Ok(());
+        };
+        if uc.parked == 0 && pending.spare_capacity() >= buf.len() {
+            pending.put_slice(&buf);
+            return Ok(());
+        }
+        // The ring is refilled only to `entries - parked.len()`: there is room.
+        debug_assert!(self.parked.len() < self.parked.capacity());
+        self.parked.push_back((slot as u32, buf));
+        uc.parked += 1;
+        if uc.recv_armed && !uc.recv_cancel {
+            uc.recv_cancel = true;
+            WorkerCounters::add(&self.base.counters().receive_pauses, 1);
+            let sqe = opcode::AsyncCancel::new(user_data(RECV, uc.gen, slot))
+                .build()
+                .user_data(user_data(CANCEL, 0, 0));
+            // SAFETY: the request names no memory.
+            unsafe { self.push(&sqe)? };
+        }
+        Ok(())
+    }
+
     fn open(&mut self, sock: TcpStream, now: Instant) -> io::Result<()> {
         if self.base.shutting_down() {
             return Ok(()); // dropped: closed
@@ -542,6 +666,7 @@ impl<F: FreeList> UringWorker<F> {
         uc.sock = Some(sock);
         uc.eof = false;
         uc.read_error = false;
+        uc.recv_cancel = false;
         uc.conn.open();
         self.base.opened(slot, now);
         self.run_conn(slot, now, false)
@@ -561,14 +686,14 @@ impl<F: FreeList> UringWorker<F> {
         };
         // The requests go straight into the submission queue, built in place.
         //
-        // SAFETY (every `queue` below): a receive with buffer select names only the buffer
-        // group, which `bufs` keeps registered until every receive completed (`run`). A send
+        // SAFETY (every `queue` below): a multishot receive names only the buffer group, which `bufs` keeps registered until every receive completed (`run`). A send
         // names the connection's output blocks and its `iov` array; a receive into the read
         // block names that block's spare bytes. Until the completion the connection is not
         // asked for anything (`busy`), a deadline waits for it (`expire_pending`) or closes
         // without releasing, and a closed connection keeps its blocks (`closing`); the slot
         // table never moves (it is allocated once).
         let ring = &mut self.ring;
+        let parked = &mut self.parked;
         let (mut sends, mut recvs) = (0, 0);
         let mut stuck = false;
         let outcome = loop {
@@ -577,31 +702,19 @@ impl<F: FreeList> UringWorker<F> {
             }
             match uc.conn.next(&mut env) {
                 Want::Send => {
-                    // The next request's receive goes with the response, linked behind its
-                    // send: the kernel starts it when the send completes, and the send's
-                    // completion needs no turn of the core. Only where the next input would
-                    // go to a block from the ring anyway.
-                    let input_waits = uc.recv_armed
-                        || uc.pending.is_some()
-                        || uc.conn.holds_input()
-                        || uc.eof
-                        || uc.read_error;
-                    let link = !input_waits && !ring_dry;
-                    let send = send_request(uc, fd, user_data(SEND, uc.gen, slot), link);
+                    if queue_last_send(ring, uc, slot)? {
+                        sends += 1;
+                        break Outcome::SentClosing;
+                    }
+                    let send = send_request(uc, fd, user_data(SEND, uc.gen, slot));
                     // SAFETY: see above.
                     unsafe { queue(ring, &send)? };
                     uc.sending = true;
                     sends += 1;
-                    if link {
-                        // Where a full queue was submitted between the two, the link ends
-                        // with the send and the receive runs beside it: its block waits in
-                        // `pending` until the output is sent, as the core asks.
-                        arm_ring_recv(ring, uc, fd, slot)?;
-                        recvs += 1;
-                    }
                     break Outcome::Wait;
                 }
                 Want::Receive => {
+                    unpark(parked, uc, slot);
                     if let Some(buf) = uc.pending.take() {
                         let before = buf.len();
                         match uc.conn.receive_block(&mut env, buf) {
@@ -660,6 +773,7 @@ impl<F: FreeList> UringWorker<F> {
                     }
                 }
                 Want::Discard => {
+                    unpark(parked, uc, slot);
                     if let Some(buf) = uc.pending.take() {
                         match uc.conn.discarded(buf.len()) {
                             Want::Close(reason) => break Outcome::Close(reason),
@@ -690,6 +804,12 @@ impl<F: FreeList> UringWorker<F> {
         match outcome {
             Outcome::Close(reason) => {
                 self.close(slot, reason);
+                return Ok(());
+            }
+            Outcome::SentClosing => {
+                self.base.detach(slot);
+                self.closes_in_flight += 1;
+                self.closed(slot, CloseReason::Done);
                 return Ok(());
             }
             Outcome::Pool => self.base.wait_for_pool(slot, &mut self.conns[slot].queued),
@@ -780,10 +900,22 @@ impl<F: FreeList> UringWorker<F> {
             uc.sending.then(|| user_data(SEND, uc.gen, slot)),
         ];
         self.close_socket(sock, in_flight);
+        self.closed(slot, reason);
+    }
+
+    /// A connection's socket went to the kernel to close: its slot forgets it (completions of
+    /// its requests are stale from here on), and its blocks go home now or, with a send in
+    /// flight, at that send's completion.
+    fn closed(&mut self, slot: usize, reason: CloseReason) {
         let uc = &mut self.conns[slot];
         uc.gen = uc.gen.wrapping_add(1) & 0xff_ffff;
         uc.recv_armed = false;
+        uc.recv_cancel = false;
         uc.pending = None;
+        if uc.parked > 0 {
+            uc.parked = 0;
+            self.parked.retain(|(s, _)| *s as usize != slot);
+        }
         uc.expire_pending = None;
         uc.closing = true;
         if !uc.busy() {
@@ -892,14 +1024,83 @@ impl<F: FreeList> Drop for UringWorker<F> {
     }
 }
 
-/// Arms a receive with buffer select for the connection in `slot`: the kernel takes a block
-/// from the buffer ring when data arrives.
+/// Arms the multishot receive of the connection in `slot`: the kernel takes a block from the
+/// buffer ring each time data arrives, until the receive ends (end of stream, an error, a dry
+/// ring, a cancel).
 fn arm_ring_recv(ring: &mut IoUring, uc: &mut UConn, fd: types::Fd, slot: usize) -> io::Result<()> {
+    let sqe = opcode::RecvMulti::new(fd, GROUP)
+        .build()
+        .user_data(user_data(RECV, uc.gen, slot));
     // SAFETY: a receive with buffer select names no memory of the connection, only the buffer
     // group, which the worker's `BufRing` keeps registered until every receive has completed.
-    unsafe { queue(ring, &recv_request(fd, user_data(RECV, uc.gen, slot)))? };
+    unsafe { queue(ring, &sqe)? };
     uc.recv_armed = true;
     Ok(())
+}
+
+/// Queues the connection's last response and the close of its socket in one submission, where
+/// the core closes as soon as it is sent (no lingering close), it is one block, and no input
+/// waits: a cancel of the armed receive, then the send with `MSG_WAITALL` (the kernel resumes a
+/// short send itself; a failure fails it), hard-linked to the close, which thus runs after the
+/// send whatever its result. The socket is the kernel's from here on. Returns whether it did;
+/// otherwise nothing is queued.
+fn queue_last_send(ring: &mut IoUring, uc: &mut UConn, slot: usize) -> io::Result<bool> {
+    let last = uc.conn.closes_after_output()
+        && uc.conn.output_blocks() == 1
+        && uc.pending.is_none()
+        && uc.parked == 0;
+    if !last {
+        return Ok(false);
+    }
+    // The three go into one submission: a link must not be split by a submit in between.
+    let room = |ring: &mut IoUring| {
+        let sq = ring.submission();
+        sq.capacity() - sq.len() >= 3
+    };
+    if !room(ring) && (ring.submit().is_err() || !room(ring)) {
+        return Ok(false);
+    }
+    let Some(sock) = uc.sock.take() else {
+        return Ok(false);
+    };
+    let fd = types::Fd(sock.into_raw_fd());
+    let mut sq = ring.submission();
+    if uc.recv_armed && !uc.recv_cancel {
+        let cancel = opcode::AsyncCancel::new(user_data(RECV, uc.gen, slot))
+            .build()
+            .user_data(user_data(CANCEL, 0, 0));
+        // SAFETY: the request names no memory. There is room for it.
+        let pushed = unsafe { sq.push(&cancel) }.is_ok();
+        debug_assert!(pushed);
+    }
+    let front = uc.conn.front();
+    let send = opcode::Send::new(fd, front.as_ptr(), front.len() as u32)
+        .flags(libc::MSG_WAITALL)
+        .build()
+        .flags(squeue::Flags::IO_HARDLINK)
+        .user_data(user_data(SEND, uc.gen, slot));
+    let close = opcode::Close::new(fd)
+        .build()
+        .user_data(user_data(CLOSE, 0, 0));
+    // SAFETY: the send names the connection's only output block, which it keeps until the
+    // send's completion (the slot is `closing` and `sending` until then; see `run_conn`); the
+    // close names no memory, and the descriptor is the kernel's to close (`into_raw_fd` gave
+    // it up). There is room for both.
+    let pushed = unsafe { sq.push(&send).is_ok() && sq.push(&close).is_ok() };
+    debug_assert!(pushed);
+    uc.sending = true;
+    Ok(true)
+}
+
+/// Moves the oldest parked block of the connection in `slot` to its `pending`, if it has none.
+fn unpark(parked: &mut VecDeque<(u32, PoolBuf)>, uc: &mut UConn, slot: usize) {
+    if uc.parked == 0 || uc.pending.is_some() {
+        return;
+    }
+    if let Some(i) = parked.iter().position(|(s, _)| *s as usize == slot) {
+        uc.pending = parked.remove(i).map(|(_, buf)| buf);
+        uc.parked -= 1;
+    }
 }
 
 /// Queues a request on `ring`, submitting first if the submission queue is full.
@@ -916,15 +1117,6 @@ unsafe fn queue(ring: &mut IoUring, sqe: &squeue::Entry) -> io::Result<()> {
     }
 }
 
-/// A receive with buffer select on the worker's ring.
-fn recv_request(fd: types::Fd, user_data: u64) -> squeue::Entry {
-    opcode::Recv::new(fd, std::ptr::null_mut(), 0)
-        .buf_group(GROUP)
-        .build()
-        .flags(squeue::Flags::BUFFER_SELECT)
-        .user_data(user_data)
-}
-
 /// A receive into `space`, the spare bytes of the connection's read block.
 fn own_recv_request(fd: types::Fd, space: &mut [u8], user_data: u64) -> squeue::Entry {
     let len = u32::try_from(space.len()).unwrap_or(u32::MAX);
@@ -934,8 +1126,8 @@ fn own_recv_request(fd: types::Fd, space: &mut [u8], user_data: u64) -> squeue::
 }
 
 /// One `send` of the only output block, else one `writev` of them all (the iovecs kept in the
-/// slot); `link`: the next request in the queue starts when it completes (`IO_LINK`).
-fn send_request(uc: &mut UConn, fd: types::Fd, user_data: u64, link: bool) -> squeue::Entry {
+/// slot).
+fn send_request(uc: &mut UConn, fd: types::Fd, user_data: u64) -> squeue::Entry {
     let sqe = if uc.conn.output_blocks() == 1 {
         let front = uc.conn.front();
         opcode::Send::new(fd, front.as_ptr(), front.len() as u32).build()
@@ -949,10 +1141,5 @@ fn send_request(uc: &mut UConn, fd: types::Fd, user_data: u64, link: bool) -> sq
         }
         opcode::Writev::new(fd, uc.iov.as_ptr(), n as u32).build()
     };
-    let flags = if link {
-        squeue::Flags::IO_LINK
-    } else {
-        squeue::Flags::empty()
-    };
-    sqe.flags(flags).user_data(user_data)
+    sqe.user_data(user_data)
 }

@@ -292,3 +292,40 @@ fn a_refused_io_uring_exits_2_for_uring_and_falls_back_to_epoll_for_auto() {
     );
     assert!(stderr.contains("using epoll"), "{stderr}");
 }
+
+/// A client that pipelines faster than it reads: 4 000 requests written in one go while it
+/// reads nothing for a while. The server's sends stall, so input arrives faster than the
+/// connection takes it: epoll stops reading; io_uring parks what the kernel already received
+/// and cancels the receive until the connection has taken it. Either way every request is
+/// answered, in order, and no block stays rented.
+#[test]
+fn input_faster_than_the_connection_takes_it_is_held_back_not_lost() {
+    const N: usize = 4_000;
+    for io in drivers("input_faster_than_the_connection_takes_it_is_held_back_not_lost") {
+        let server = start(Config { io, ..config() });
+        let mut c = Client::new(server.local_addr());
+        let mut batch = Vec::with_capacity(N * GET_PLAINTEXT.len());
+        for i in 0..N {
+            batch.extend_from_slice(if i % 3 == 0 { GET_JSON } else { GET_PLAINTEXT });
+        }
+        let mut w = c.stream.try_clone().unwrap();
+        let writer = std::thread::spawn(move || w.write_all(&batch).unwrap());
+        // Let the responses back up in the sockets before reading any.
+        std::thread::sleep(Duration::from_millis(300));
+        for i in 0..N {
+            let want = if i % 3 == 0 { HELLO_JSON } else { HELLO };
+            assert_eq!(c.response().body, want, "{io:?}: response {i}");
+        }
+        writer.join().unwrap();
+        let s = server.stats();
+        assert_eq!(s.requests, N as u64, "{io:?}");
+        if io == IoMode::Uring {
+            assert!(s.receive_pauses > 0, "the receive was never paused: {s:?}");
+        } else {
+            assert_eq!(s.receive_pauses, 0, "{s:?}");
+        }
+        drop(c);
+        let summary = server.stop().unwrap();
+        assert_eq!(summary.stats.pool.rented_blocks, 0, "{io:?}");
+    }
+}

@@ -323,9 +323,31 @@ impl<F: FreeList> BufRing<F> {
     /// block to give; both are retried by the next call. Allocates nothing unless the pool grows
     /// a slab.
     pub fn refill(&mut self) -> usize {
+        self.refill_to(self.slots.len())
+    }
+
+    /// [`refill`](Self::refill), but only until the kernel holds `most` blocks.
+    ///
+    /// A caller that keeps received blocks waiting (for a connection not ready to take them)
+    /// can count them against the ring: refilled to `entries() - waiting`, the ring and the
+    /// waiting blocks together never exceed `entries()`, whatever the kernel delivers, so the
+    /// place they wait in never has to grow.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn f(bufs: &mut bufslab_uring::BufRing, waiting: usize) {
+    /// bufs.refill_to(bufs.entries() - waiting);
+    /// assert!(bufs.held() + waiting <= bufs.entries());
+    /// # }
+    /// ```
+    pub fn refill_to(&mut self, most: usize) -> usize {
         let Some(mem) = &self.mem else { return 0 };
         let mut added = 0;
         loop {
+            if self.held + added >= most {
+                break;
+            }
             let index = usize::from(self.tail & self.mask);
             let slot = &mut self.slots[index];
             if slot.is_some() {
