@@ -598,6 +598,7 @@ impl<F: FreeList> UringWorker<F> {
                         uc.conn.sent(n as usize);
                         if uc.recv_armed
                             && uc.pending.is_none()
+                            && uc.parked == 0
                             && uc.conn.is_idle()
                             && !shutting_down
                         {
@@ -640,7 +641,7 @@ impl<F: FreeList> UringWorker<F> {
             return Ok(());
         }
         // The ring is refilled only to `entries - parked.len()`: there is room.
-        debug_assert!(self.parked.len() < self.parked.capacity());
+        debug_assert!(self.parked.len() < self.bufs.entries());
         self.parked.push_back((slot as u32, buf));
         uc.parked += 1;
         if uc.recv_armed && !uc.recv_cancel {

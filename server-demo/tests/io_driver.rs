@@ -329,3 +329,53 @@ fn input_faster_than_the_connection_takes_it_is_held_back_not_lost() {
         assert_eq!(summary.stats.pool.rented_blocks, 0, "{io:?}");
     }
 }
+
+/// A last response goes out whole before the close, under both drivers: where the client asked
+/// to close and sent nothing more, the close follows the send at once (under io_uring, queued
+/// with it); where it sent more, the close lingers. A slow reader gets all of it either way.
+#[test]
+fn a_last_response_goes_out_whole_before_the_close() {
+    for io in drivers("a_last_response_goes_out_whole_before_the_close") {
+        let server = start(Config { io, ..config() });
+        let addr = server.local_addr();
+        // HTTP/1.0 without keep-alive, and HTTP/1.1 with `Connection: close`.
+        for req in [
+            &b"GET /json HTTP/1.0\r\n\r\n"[..],
+            b"GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        ] {
+            let mut c = Client::new(addr);
+            let r = c.request(req);
+            assert!(r.status == 200 && r.closes(), "{io:?}: {r:?}");
+            c.expect_closed();
+        }
+        // An echo larger than the socket buffers, to a client that reads only after a while.
+        let body = payload(3 << 20);
+        let mut req = format!(
+            "POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(&body);
+        let mut c = Client::new(addr);
+        let mut w = c.stream.try_clone().unwrap();
+        let writer = std::thread::spawn(move || w.write_all(&req).unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        let r = c.response();
+        writer.join().unwrap();
+        assert!(r.status == 200 && r.body == body, "{io:?}: echo differs");
+        c.expect_closed();
+        // Bytes after the last request: answered, then closed (lingering), never served.
+        let mut c = Client::new(addr);
+        c.send(b"GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET /json HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(c.response().body, HELLO, "{io:?}");
+        c.expect_closed();
+        drop(c);
+        wait_until("every connection closed", || {
+            let s = server.stats();
+            s.connections_open == 0 && s.pool.rented_blocks == 0
+        });
+        let summary = server.stop().unwrap();
+        assert_eq!(summary.stats.io_errors, 0, "{io:?}");
+        assert_eq!(summary.stats.pool.rented_blocks, 0, "{io:?}");
+    }
+}
