@@ -203,6 +203,11 @@ fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, ServerError> {
     // Every worker listens on the same port; the kernel hashes connections over them.
     sock.set_reuse_port(true).map_err(e)?;
     sock.set_nonblocking(true).map_err(e)?;
+    // Accepted sockets inherit it (the io_uring driver sets it nowhere else). A connection
+    // takes the listener's options when its handshake completes, not when it is accepted, so
+    // it is set before `listen`: one made before a later setsockopt would keep Nagle, and a
+    // response of several segments would wait for the client's delayed ACK (40 ms).
+    sock.set_tcp_nodelay(true).map_err(e)?;
     sock.bind(&addr.into()).map_err(e)?;
     sock.listen(4096).map_err(e)?;
     Ok(sock.into())
@@ -319,5 +324,22 @@ impl Drop for ServerHandle {
             self.shutdown();
             let _ = self.join_workers();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection whose handshake completes before any worker runs (queued on the listener)
+    /// still comes out of `accept` with `TCP_NODELAY`: the listener had it before it listened.
+    #[test]
+    fn connections_queued_before_the_workers_run_have_nodelay() {
+        let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = std::net::TcpStream::connect(addr).unwrap();
+        listener.set_nonblocking(false).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        assert!(accepted.nodelay().unwrap());
     }
 }

@@ -8,8 +8,9 @@
 //! (`COOP_TASKRUN` where the kernel refuses those), with a completion queue four times the
 //! submission queue.
 //!
-//! - **Accept:** one multishot accept on the worker's `SO_REUSEPORT` listener. `TCP_NODELAY` is
-//!   set once on the listener; accepted sockets inherit it.
+//! - **Accept:** one multishot accept on the worker's `SO_REUSEPORT` listener. Accepted sockets
+//!   inherit `TCP_NODELAY` from the listener (set before it listens: see `server::bind`), so
+//!   there is no setsockopt per connection.
 //! - **Receive:** one multishot receive with buffer select per connection, armed when the
 //!   core first asks for input and kept armed: the kernel takes a block from the buffer ring
 //!   each time data arrives, so a keep-alive exchange costs one receive completion and one send,
@@ -377,8 +378,6 @@ impl<F: FreeList> UringWorker<F> {
         let cache = pool.local_cache();
         let bufs =
             BufRing::new(&ring, &cache, GROUP, ring_entries(&cfg), SMALL_BLOCK).map_err(to_io)?;
-        // Accepted sockets inherit it: no setsockopt per connection.
-        socket2::SockRef::from(&listener).set_tcp_nodelay(true)?;
         let n = cfg.max_conns;
         let parked = VecDeque::with_capacity(bufs.entries());
         let base = WorkerBase::new(id, cache, shared, cfg);
