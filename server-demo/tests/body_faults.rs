@@ -25,10 +25,10 @@ fn chunked_head(method_path: &str) -> Vec<u8> {
     format!("{method_path} HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n").into_bytes()
 }
 
+driver_test! {
 /// The body fails before any of the response went out: 400 and close, for a route that
 /// echoes the body and for routes that skip it (their prepared response is replaced), with
 /// the request pipelined behind never answered.
-#[test]
 fn malformed_body_before_the_response_gets_400_and_close() {
     let server = start(config());
     for route in ["POST /echo", "POST /nope", "GET /plaintext"] {
@@ -48,6 +48,7 @@ fn malformed_body_before_the_response_gets_400_and_close() {
     let stats = server.stats();
     assert_eq!(stats.bad_requests, 3 * MALFORMED.len() as u64);
     assert_eq!(stats.late_body_faults, 0);
+}
 }
 
 /// Reads from `s` until `buf` ends with `end`.
@@ -72,10 +73,10 @@ fn read_to_close(s: &mut TcpStream) -> Vec<u8> {
     }
 }
 
+driver_test! {
 /// The body fails after the response started going out (the echo streams, or the 404 was
 /// sent whole): the connection closes without ending the response or answering anew, and
 /// `/stats` counts each.
-#[test]
 fn malformed_body_after_the_response_started_closes_and_is_counted() {
     let server = start(config());
     let mut n = 0;
@@ -108,9 +109,10 @@ fn malformed_body_after_the_response_started_closes_and_is_counted() {
     }
     assert_eq!(server.stats().bad_requests, 0);
 }
+}
 
+driver_test! {
 /// Responses to requests before the faulty one are kept; only its own is replaced.
-#[test]
 fn earlier_pipelined_responses_stay_before_the_400() {
     let server = start(config());
     let mut req = GET_PLAINTEXT.to_vec();
@@ -125,4 +127,5 @@ fn earlier_pipelined_responses_stay_before_the_400() {
     assert!(r.closes());
     c.expect_closed();
     assert_eq!(server.stats().late_body_faults, 0);
+}
 }

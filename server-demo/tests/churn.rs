@@ -66,31 +66,33 @@ fn rss_kib() -> u64 {
 
 #[test]
 fn churn_leaves_no_block_rented_and_rss_flat() {
-    let mut cfg = config();
-    cfg.idle_timeout = Duration::from_secs(2);
-    let server = start(cfg);
-    let addr = server.local_addr();
-    let mut rss = Vec::new();
-    for round in 0..4 {
-        churn_round(addr, 8, 150);
-        // Every connection accepted (a reset one may still sit in the backlog when its
-        // client thread is done), then all closed and every block back.
-        wait_until("all churned connections accepted and closed", || {
-            let s = server.stats();
-            s.connections_accepted == 1200 * (round + 1)
-                && s.connections_open == 0
-                && s.pool.rented_blocks == 0
-        });
-        rss.push(rss_kib());
-    }
-    let s = server.stats();
-    assert_eq!(s.pool.rented_blocks, 0);
-    assert!(s.io_errors > 0, "resets were seen: {s:?}");
-    // Round 1 warms everything up; later rounds must not grow the process.
-    let growth = rss[3].saturating_sub(rss[1]);
-    assert!(
-        growth < 4096,
-        "RSS grew by {growth} KiB across rounds: {rss:?}"
-    );
-    eprintln!("churn: 4800 connections, RSS after each round (KiB): {rss:?}; {s:?}");
+    each_driver("churn_leaves_no_block_rented_and_rss_flat", || {
+        let mut cfg = config();
+        cfg.idle_timeout = Duration::from_secs(2);
+        let server = start(cfg);
+        let addr = server.local_addr();
+        let mut rss = Vec::new();
+        for round in 0..4 {
+            churn_round(addr, 8, 150);
+            // Every connection accepted (a reset one may still sit in the backlog when its
+            // client thread is done), then all closed and every block back.
+            wait_until("all churned connections accepted and closed", || {
+                let s = server.stats();
+                s.connections_accepted == 1200 * (round + 1)
+                    && s.connections_open == 0
+                    && s.pool.rented_blocks == 0
+            });
+            rss.push(rss_kib());
+        }
+        let s = server.stats();
+        assert_eq!(s.pool.rented_blocks, 0);
+        assert!(s.io_errors > 0, "resets were seen: {s:?}");
+        // Round 1 warms everything up; later rounds must not grow the process.
+        let growth = rss[3].saturating_sub(rss[1]);
+        assert!(
+            growth < 4096,
+            "RSS grew by {growth} KiB across rounds: {rss:?}"
+        );
+        eprintln!("churn: 4800 connections, RSS after each round (KiB): {rss:?}; {s:?}");
+    });
 }

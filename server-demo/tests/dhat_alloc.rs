@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use server_demo::{Config, Server};
 
 mod common;
-use common::wait_until;
+use common::{each_driver, wait_until};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -58,77 +58,81 @@ fn exchange(s: &mut TcpStream, req: &[u8], len: usize) {
 #[test]
 fn request_path_allocates_nothing_after_warm_up() {
     let _profiler = dhat::Profiler::builder().testing().build();
-    // `common::config` has no eviction timer: `evict_idle` allocates bookkeeping, and the
-    // binary runs it every 10 s, not per request.
-    let cfg = Config {
-        workers: 1,
-        max_conns: 64,
-        ..common::config()
-    };
-    let server = Server::start(cfg).unwrap();
-    let addr = server.local_addr();
+    each_driver("request_path_allocates_nothing_after_warm_up", || {
+        // `common::config` has no eviction timer: `evict_idle` allocates bookkeeping, and the
+        // binary runs it every 10 s, not per request.
+        let cfg = Config {
+            workers: 1,
+            max_conns: 64,
+            ..common::config()
+        };
+        let server = Server::start(cfg).unwrap();
+        let addr = server.local_addr();
 
-    // Warm-up: learn the (fixed) response sizes and let the caches fill.
-    let mut c = TcpStream::connect(addr).unwrap();
-    c.set_nodelay(true).unwrap();
-    c.write_all(PLAINTEXT).unwrap();
-    let plaintext_len = response_len(&mut c);
-    c.write_all(JSON).unwrap();
-    let json_len = response_len(&mut c);
-    c.write_all(ECHO).unwrap();
-    let echo_len = response_len(&mut c);
-    let batch: Vec<u8> = PLAINTEXT.repeat(PIPELINE);
-    for _ in 0..20 {
-        exchange(&mut c, PLAINTEXT, plaintext_len);
-        exchange(&mut c, JSON, json_len);
-        exchange(&mut c, ECHO, echo_len);
-        exchange(&mut c, &batch, plaintext_len * PIPELINE);
-    }
-    // A second connection warms the accept and close paths.
-    drop(TcpStream::connect(addr).unwrap());
-    wait_until("one connection open", || {
-        server.stats().connections_open == 1
-    });
-
-    // Steady state: keep-alive requests and pipelined batches.
-    let before = dhat::HeapStats::get();
-    for _ in 0..ROUNDS {
-        exchange(&mut c, PLAINTEXT, plaintext_len);
-        exchange(&mut c, JSON, json_len);
-        exchange(&mut c, ECHO, echo_len);
-        exchange(&mut c, &batch, plaintext_len * PIPELINE);
-    }
-    let after = dhat::HeapStats::get();
-    let per_request = after.total_blocks - before.total_blocks;
-    eprintln!(
-        "dhat: {} keep-alive requests ({} plaintext, {} json, {} echo, {} pipelined batches of {}): {} allocations, {} bytes",
-        ROUNDS * (3 + PIPELINE),
-        ROUNDS,
-        ROUNDS,
-        ROUNDS,
-        ROUNDS,
-        PIPELINE,
-        per_request,
-        after.total_bytes - before.total_bytes
-    );
-    dhat::assert_eq!(per_request, 0);
-
-    // A new connection: connect, one request, close. Slots, timer links and header slots are
-    // preallocated, so accepting and closing allocate nothing either.
-    const CONNS: u64 = 100;
-    let before = dhat::HeapStats::get();
-    for _ in 0..CONNS {
-        let mut n = TcpStream::connect(addr).unwrap();
-        exchange(&mut n, PLAINTEXT, plaintext_len);
-        drop(n);
+        // Warm-up: learn the (fixed) response sizes and let the caches fill.
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.set_nodelay(true).unwrap();
+        c.write_all(PLAINTEXT).unwrap();
+        let plaintext_len = response_len(&mut c);
+        c.write_all(JSON).unwrap();
+        let json_len = response_len(&mut c);
+        c.write_all(ECHO).unwrap();
+        let echo_len = response_len(&mut c);
+        let batch: Vec<u8> = PLAINTEXT.repeat(PIPELINE);
+        for _ in 0..20 {
+            exchange(&mut c, PLAINTEXT, plaintext_len);
+            exchange(&mut c, JSON, json_len);
+            exchange(&mut c, ECHO, echo_len);
+            exchange(&mut c, &batch, plaintext_len * PIPELINE);
+        }
+        // A second connection warms the accept and close paths.
+        drop(TcpStream::connect(addr).unwrap());
         wait_until("one connection open", || {
             server.stats().connections_open == 1
         });
-    }
-    let after = dhat::HeapStats::get();
-    let per_conn = after.total_blocks - before.total_blocks;
-    eprintln!("dhat: {CONNS} new connections (connect, request, close): {per_conn} allocations");
-    dhat::assert_eq!(per_conn, 0);
-    drop(c);
-    server.stop().unwrap();
+
+        // Steady state: keep-alive requests and pipelined batches.
+        let before = dhat::HeapStats::get();
+        for _ in 0..ROUNDS {
+            exchange(&mut c, PLAINTEXT, plaintext_len);
+            exchange(&mut c, JSON, json_len);
+            exchange(&mut c, ECHO, echo_len);
+            exchange(&mut c, &batch, plaintext_len * PIPELINE);
+        }
+        let after = dhat::HeapStats::get();
+        let per_request = after.total_blocks - before.total_blocks;
+        eprintln!(
+            "dhat: {} keep-alive requests ({} plaintext, {} json, {} echo, {} pipelined batches of {}): {} allocations, {} bytes",
+            ROUNDS * (3 + PIPELINE),
+            ROUNDS,
+            ROUNDS,
+            ROUNDS,
+            ROUNDS,
+            PIPELINE,
+            per_request,
+            after.total_bytes - before.total_bytes
+        );
+        dhat::assert_eq!(per_request, 0);
+
+        // A new connection: connect, one request, close. Slots, timer links and header slots are
+        // preallocated, so accepting and closing allocate nothing either.
+        const CONNS: u64 = 100;
+        let before = dhat::HeapStats::get();
+        for _ in 0..CONNS {
+            let mut n = TcpStream::connect(addr).unwrap();
+            exchange(&mut n, PLAINTEXT, plaintext_len);
+            drop(n);
+            wait_until("one connection open", || {
+                server.stats().connections_open == 1
+            });
+        }
+        let after = dhat::HeapStats::get();
+        let per_conn = after.total_blocks - before.total_blocks;
+        eprintln!(
+            "dhat: {CONNS} new connections (connect, request, close): {per_conn} allocations"
+        );
+        dhat::assert_eq!(per_conn, 0);
+        drop(c);
+        server.stop().unwrap();
+    });
 }

@@ -27,37 +27,40 @@ fn cap_fd_limit() -> u64 {
 
 #[test]
 fn emfile_on_accept_backs_off_and_recovers() {
-    let limit = cap_fd_limit();
-    let mut cfg = config();
-    cfg.workers = 1;
-    let server = start(cfg);
-    let addr = server.local_addr();
-    let mut warm = Client::new(addr);
-    assert_eq!(warm.request(GET_PLAINTEXT).body, HELLO);
+    each_driver("emfile_on_accept_backs_off_and_recovers", || {
+        let limit = cap_fd_limit();
+        let mut cfg = config();
+        cfg.workers = 1;
+        let server = start(cfg);
+        let addr = server.local_addr();
+        let mut warm = Client::new(addr);
+        assert_eq!(warm.request(GET_PLAINTEXT).body, HELLO);
 
-    // A socket made while descriptors remain; it connects after the table is full, so the
-    // server's accept is the call that fails.
-    let late = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    let mut hog = Vec::new();
-    loop {
-        match File::open("/dev/null") {
-            Ok(f) => hog.push(f),
-            Err(e) if e.raw_os_error() == Some(24) => break,
-            Err(e) => panic!("unexpected: {e}"),
+        // A socket made while descriptors remain; it connects after the table is full, so the
+        // server's accept is the call that fails.
+        let late =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let mut hog = Vec::new();
+        loop {
+            match File::open("/dev/null") {
+                Ok(f) => hog.push(f),
+                Err(e) if e.raw_os_error() == Some(24) => break,
+                Err(e) => panic!("unexpected: {e}"),
+            }
+            assert!(hog.len() as u64 <= limit, "never ran out of descriptors");
         }
-        assert!(hog.len() as u64 <= limit, "never ran out of descriptors");
-    }
-    late.connect(&addr.into()).unwrap();
-    wait_until("an accept back-off", || server.stats().accept_backoffs > 0);
-    // Backing off, not spinning: a handful of retries per second at most.
-    std::thread::sleep(Duration::from_millis(300));
-    let backoffs = server.stats().accept_backoffs;
-    assert!(backoffs <= 10, "{backoffs} back-offs in ~300 ms: spinning?");
-    // The established connection is still served meanwhile.
-    assert_eq!(warm.request(GET_JSON).body, HELLO_JSON);
-    // Descriptors come back: the waiting connection is accepted and served.
-    drop(hog);
-    let mut late = Client::from_stream(late.into());
-    assert_eq!(late.request(GET_PLAINTEXT).body, HELLO);
-    assert!(server.stats().accept_backoffs >= 1);
+        late.connect(&addr.into()).unwrap();
+        wait_until("an accept back-off", || server.stats().accept_backoffs > 0);
+        // Backing off, not spinning: a handful of retries per second at most.
+        std::thread::sleep(Duration::from_millis(300));
+        let backoffs = server.stats().accept_backoffs;
+        assert!(backoffs <= 10, "{backoffs} back-offs in ~300 ms: spinning?");
+        // The established connection is still served meanwhile.
+        assert_eq!(warm.request(GET_JSON).body, HELLO_JSON);
+        // Descriptors come back: the waiting connection is accepted and served.
+        drop(hog);
+        let mut late = Client::from_stream(late.into());
+        assert_eq!(late.request(GET_PLAINTEXT).body, HELLO);
+        assert!(server.stats().accept_backoffs >= 1);
+    });
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use server_demo::PoolConfig;
 
-#[test]
+driver_test! {
 fn header_timeout_answers_408_and_closes() {
     let mut cfg = config();
     cfg.header_timeout = Duration::from_millis(150);
@@ -30,8 +30,9 @@ fn header_timeout_answers_408_and_closes() {
     c.expect_closed();
     assert_eq!(server.stats().header_timeouts, 1);
 }
+}
 
-#[test]
+driver_test! {
 fn idle_timeout_closes_quiet_connections() {
     let mut cfg = config();
     cfg.idle_timeout = Duration::from_millis(150);
@@ -49,8 +50,9 @@ fn idle_timeout_closes_quiet_connections() {
     assert!(server.stats().idle_timeouts >= 2);
     assert_eq!(server.stats().pool.rented_blocks, 0);
 }
+}
 
-#[test]
+driver_test! {
 fn max_conns_closes_the_excess_at_once() {
     let mut cfg = config();
     cfg.workers = 1;
@@ -71,8 +73,9 @@ fn max_conns_closes_the_excess_at_once() {
     let mut again = Client::new(addr);
     assert_eq!(again.request(GET_PLAINTEXT).body, HELLO);
 }
+}
 
-#[test]
+driver_test! {
 fn pool_exhaustion_waits_and_recovers() {
     let mut cfg = config();
     cfg.workers = 1;
@@ -123,8 +126,9 @@ fn pool_exhaustion_waits_and_recovers() {
     );
     assert_eq!(waiting.request(GET_JSON).body, HELLO_JSON);
 }
+}
 
-#[test]
+driver_test! {
 fn graceful_shutdown_finishes_in_flight_and_stops_accepting() {
     let server = start(config());
     let addr = server.local_addr();
@@ -150,8 +154,9 @@ fn graceful_shutdown_finishes_in_flight_and_stops_accepting() {
         "still accepting after shutdown"
     );
 }
+}
 
-#[test]
+driver_test! {
 fn sixty_four_concurrent_clients() {
     let server = start(config());
     let addr = server.local_addr();
@@ -181,8 +186,9 @@ fn sixty_four_concurrent_clients() {
     assert_eq!(s.requests, 64 * 25);
     assert_eq!(s.connections_accepted, 64);
 }
+}
 
-#[test]
+driver_test! {
 fn accept_one_mode_serves_everyone() {
     let mut cfg = config();
     cfg.workers = 1;
@@ -204,8 +210,9 @@ fn accept_one_mode_serves_everyone() {
     }
     assert_eq!(server.stats().requests, 32 * 5);
 }
+}
 
-#[test]
+driver_test! {
 fn idle_keep_alive_connections_hold_no_blocks() {
     let mut cfg = config();
     cfg.max_conns = 1000;
@@ -223,4 +230,5 @@ fn idle_keep_alive_connections_hold_no_blocks() {
         s.connections_open == 500 && s.pool.rented_blocks == 0
     });
     drop(clients);
+}
 }

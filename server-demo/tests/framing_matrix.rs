@@ -329,7 +329,7 @@ fn check(ok: bool, why: String) -> Result<(), String> {
     }
 }
 
-#[test]
+driver_test! {
 fn every_row_is_framed_or_refused_as_the_rfcs_say() {
     let server = start(config());
     let addr = server.local_addr();
@@ -364,4 +364,5 @@ fn every_row_is_framed_or_refused_as_the_rfcs_say() {
         ROWS.len(),
         failures.join("\n")
     );
+}
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::*;
 use server_demo::Strategy;
 
-#[test]
+driver_test! {
 fn keep_alive_reuses_one_connection() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -32,16 +32,19 @@ fn keep_alive_reuses_one_connection() {
     assert_eq!(s.connections_accepted, 1);
     assert_eq!(s.requests, 20);
 }
+}
 
-#[test]
+driver_test! {
 fn pipelining_16_answers_in_order_in_one_batch() {
     pipelining_16(Strategy::Queue);
 }
+}
 
+driver_test! {
 /// The whole exchange again over the pool's other free list.
-#[test]
 fn pipelining_16_with_the_stack_strategy() {
     pipelining_16(Strategy::Stack);
+}
 }
 
 fn pipelining_16(strategy: Strategy) {
@@ -73,7 +76,7 @@ fn pipelining_16(strategy: Strategy) {
     assert_eq!(c.request(GET_PLAINTEXT).status, 200);
 }
 
-#[test]
+driver_test! {
 fn http10_closes_unless_keep_alive() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -89,8 +92,9 @@ fn http10_closes_unless_keep_alive() {
         assert_eq!(r.header("connection"), Some("keep-alive"));
     }
 }
+}
 
-#[test]
+driver_test! {
 fn connection_close_is_honoured() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -101,8 +105,9 @@ fn connection_close_is_honoured() {
     assert!(r.closes());
     c.expect_closed();
 }
+}
 
-#[test]
+driver_test! {
 fn head_has_get_headers_and_no_body() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -116,8 +121,9 @@ fn head_has_get_headers_and_no_body() {
         assert_eq!(r.body, HELLO);
     }
 }
+}
 
-#[test]
+driver_test! {
 fn echo_content_length_small_and_1mib() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -151,8 +157,9 @@ fn echo_content_length_small_and_1mib() {
     // Streaming, not buffering: nothing near 1 MiB was ever out of the pool at once.
     assert!(server.stats().pool.peak_out_bytes < 1 << 20);
 }
+}
 
-#[test]
+driver_test! {
 fn echo_chunked_small_and_1mib() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -186,8 +193,9 @@ fn echo_chunked_small_and_1mib() {
     assert!(r.body == body, "1 MiB chunked echo differs");
     assert_eq!(c.request(GET_JSON).body, HELLO_JSON);
 }
+}
 
-#[test]
+driver_test! {
 fn expect_100_continue() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -208,8 +216,9 @@ fn expect_100_continue() {
     assert!(r.closes());
     c.expect_closed();
 }
+}
 
-#[test]
+driver_test! {
 fn split_at_every_byte() {
     let server = start(config());
     let wire: &[u8] = b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nPOST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nxyzGET /json HTTP/1.1\r\nHost: t\r\n\r\n";
@@ -223,8 +232,9 @@ fn split_at_every_byte() {
     assert_eq!(c.response().body, b"xyz");
     assert_eq!(c.response().body, HELLO_JSON);
 }
+}
 
-#[test]
+driver_test! {
 fn large_head_moves_to_the_large_class() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -233,8 +243,9 @@ fn large_head_moves_to_the_large_class() {
         c.request(format!("GET /plaintext HTTP/1.1\r\nHost: t\r\nX-Big: {big}\r\n\r\n").as_bytes());
     assert_eq!((r.status, &r.body[..]), (200, HELLO));
 }
+}
 
-#[test]
+driver_test! {
 fn method_not_allowed_and_not_found() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -259,8 +270,9 @@ fn method_not_allowed_and_not_found() {
         "{text}"
     );
 }
+}
 
-#[test]
+driver_test! {
 fn each_error_status_closes_and_serves_nothing_after() {
     let mut cfg = config();
     cfg.max_body = 1000;
@@ -319,8 +331,9 @@ fn each_error_status_closes_and_serves_nothing_after() {
     }
     assert!(server.stats().bad_requests >= 10);
 }
+}
 
-#[test]
+driver_test! {
 fn half_closed_client_still_gets_its_response() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -329,8 +342,9 @@ fn half_closed_client_still_gets_its_response() {
     assert_eq!(c.response().body, HELLO);
     c.expect_closed();
 }
+}
 
-#[test]
+driver_test! {
 fn responses_are_read_back_whole_by_a_slow_reader() {
     // Backpressure: pipelined requests whose answers overflow a small client receive buffer
     // and the server's output queue; the server must stop and resume, never drop or reorder.
@@ -359,8 +373,9 @@ fn responses_are_read_back_whole_by_a_slow_reader() {
         .unwrap();
     assert!(c.stream.read(&mut rest).is_err(), "no extra bytes");
 }
+}
 
-#[test]
+driver_test! {
 fn absolute_form_targets_route_by_their_path() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -372,8 +387,9 @@ fn absolute_form_targets_route_by_their_path() {
     let r = c.request(b"GET http://localhost/nope HTTP/1.1\r\nHost: localhost\r\n\r\n");
     assert_eq!(r.status, 404);
 }
+}
 
-#[test]
+driver_test! {
 fn no_1xx_goes_to_an_http10_client() {
     let server = start(config());
     let mut c = Client::new(server.local_addr());
@@ -389,4 +405,5 @@ fn no_1xx_goes_to_an_http10_client() {
     );
     assert_eq!(c.head().status, 100);
     assert_eq!(c.response().body, b"hello");
+}
 }

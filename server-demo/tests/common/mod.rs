@@ -2,34 +2,131 @@
 //! `TcpStream` that parses responses (Content-Length or chunked) and keeps pipelined leftovers.
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use server_demo::{Config, Server, ServerHandle};
+use server_demo::{Config, IoMode, Server, ServerHandle};
 
 /// Generous: tests wait on events, never on exact timings.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+thread_local! {
+    /// The driver the test running on this thread is for (see [`under`]).
+    static DRIVER: Cell<Option<IoMode>> = const { Cell::new(None) };
+}
+
+/// The one driver `SERVER_DEMO_IO` (`epoll` or `uring`) keeps, if set: the other's runs skip.
+fn only_driver() -> Option<IoMode> {
+    let io = std::env::var("SERVER_DEMO_IO").ok()?.parse().ok()?;
+    (io != IoMode::Auto).then_some(io)
+}
+
+/// Why io_uring cannot run here, or `None` where it can (asked once: a server is started on
+/// it).
+pub fn uring_refused() -> Option<String> {
+    static REFUSED: OnceLock<Option<String>> = OnceLock::new();
+    REFUSED
+        .get_or_init(|| {
+            let probe = Server::start(Config {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                io: IoMode::Uring,
+                workers: 1,
+                max_conns: 4,
+                evict_interval: None,
+                ..Config::default()
+            });
+            match probe {
+                Ok(server) => server.stop().err().map(|e| e.to_string()),
+                Err(e) => Some(e.to_string()),
+            }
+        })
+        .clone()
+}
+
+/// Runs `test` with [`config`] naming the driver `io`; says why and returns at once where that
+/// driver cannot run here (io_uring refused) or `SERVER_DEMO_IO` keeps only the other.
+pub fn under(io: IoMode, name: &str, test: impl FnOnce()) {
+    if let Some(only) = only_driver().filter(|&only| only != io) {
+        println!(
+            "skipped: {name} under {}: SERVER_DEMO_IO={}",
+            io.name(),
+            only.name()
+        );
+        return;
+    }
+    if io == IoMode::Uring {
+        if let Some(why) = uring_refused() {
+            println!("skipped: {name} under io_uring: {why}");
+            return;
+        }
+    }
+    DRIVER.with(|d| d.set(Some(io)));
+    test();
+    DRIVER.with(|d| d.set(None));
+}
+
+/// Runs `test` under each driver in turn on this thread, for a test that changes the whole
+/// process (its heap profiler, its descriptor limit, its RSS) and so cannot run beside itself.
+pub fn each_driver(name: &str, mut test: impl FnMut()) {
+    for io in [IoMode::Epoll, IoMode::Uring] {
+        under(io, name, &mut test);
+    }
+}
+
+/// Declares a test that runs under each I/O driver: `name::epoll` and `name::uring`, each a
+/// test of its own (see [`under`]).
+#[allow(unused_macros)] // test files that run each driver in turn do not use it
+macro_rules! driver_test {
+    ($(#[$meta:meta])* fn $name:ident() $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn body() $body
+
+            #[test]
+            fn epoll() {
+                crate::common::under(server_demo::IoMode::Epoll, stringify!($name), body);
+            }
+
+            #[test]
+            fn uring() {
+                crate::common::under(server_demo::IoMode::Uring, stringify!($name), body);
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use driver_test;
+
 /// A config for tests: port 0, two workers, 256 connection slots, no eviction timer, and the
-/// I/O driver `SERVER_DEMO_IO` names (`auto`, `epoll` or `uring`; `auto` when unset), so the
-/// whole suite runs under either driver.
+/// I/O driver of the test running on this thread ([`under`]), else the one `SERVER_DEMO_IO`
+/// names, else `auto`.
 pub fn config() -> Config {
     Config {
         addr: "127.0.0.1:0".parse().unwrap(),
         workers: 2,
         max_conns: 256,
         evict_interval: None,
-        io: std::env::var("SERVER_DEMO_IO")
-            .ok()
-            .and_then(|v| v.parse().ok())
+        io: DRIVER
+            .with(Cell::get)
+            .or_else(only_driver)
             .unwrap_or_default(),
         ..Config::default()
     }
 }
 
+/// Starts a server; under a driver's test, checks that the server runs that driver.
 pub fn start(c: Config) -> ServerHandle {
-    Server::start(c).expect("server starts")
+    let server = Server::start(c).expect("server starts");
+    if let Some(io) = DRIVER.with(Cell::get) {
+        assert_eq!(server.stats().driver, io.name(), "the test's driver");
+    }
+    server
 }
 
 pub fn connect(addr: SocketAddr) -> TcpStream {
