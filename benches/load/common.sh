@@ -1,4 +1,4 @@
-# Shared by run.sh and scale.sh, which source it: messages, flag values, the median in awk.
+# Shared by run.sh, scale.sh and soak.sh, which source it: messages, flag values, the median in awk.
 # The sourcing script sets PROG, the name its messages start with.
 
 die() {

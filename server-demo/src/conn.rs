@@ -233,10 +233,10 @@ impl Conn {
                 }
             }
             match self.phase {
-                Phase::Closing { linger } => {
-                    if !linger && !self.holds_input() {
-                        return self.close(CloseReason::Done);
-                    }
+                Phase::Closing { .. } if self.closes_after_output() => {
+                    return self.close(CloseReason::Done);
+                }
+                Phase::Closing { .. } => {
                     self.rbuf = None;
                     self.phase = Phase::Drain { discarded: 0 };
                     return Want::HalfClose;

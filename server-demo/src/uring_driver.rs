@@ -646,9 +646,7 @@ impl<F: FreeList> UringWorker<F> {
         if uc.recv_armed && !uc.recv_cancel {
             uc.recv_cancel = true;
             WorkerCounters::add(&self.base.counters().receive_pauses, 1);
-            let sqe = opcode::AsyncCancel::new(user_data(RECV, uc.gen, slot))
-                .build()
-                .user_data(user_data(CANCEL, 0, 0));
+            let sqe = cancel_request(user_data(RECV, uc.gen, slot));
             // SAFETY: the request names no memory.
             unsafe { self.push(&sqe)? };
         }
@@ -666,7 +664,6 @@ impl<F: FreeList> UringWorker<F> {
         uc.sock = Some(sock);
         uc.eof = false;
         uc.read_error = false;
-        uc.recv_cancel = false;
         uc.conn.open();
         self.base.opened(slot, now);
         self.run_conn(slot, now, false)
@@ -686,9 +683,10 @@ impl<F: FreeList> UringWorker<F> {
         };
         // The requests go straight into the submission queue, built in place.
         //
-        // SAFETY (every `queue` below): a multishot receive names only the buffer group, which `bufs` keeps registered until every receive completed (`run`). A send
-        // names the connection's output blocks and its `iov` array; a receive into the read
-        // block names that block's spare bytes. Until the completion the connection is not
+        // SAFETY (every `queue` below): a multishot receive names only the buffer group, which
+        // `bufs` keeps registered until every receive completed (`run`). A send names the
+        // connection's output blocks and its `iov` array; a receive into the read block names
+        // that block's spare bytes. Until the completion the connection is not
         // asked for anything (`busy`), a deadline waits for it (`expire_pending`) or closes
         // without releasing, and a closed connection keeps its blocks (`closing`); the slot
         // table never moves (it is allocated once).
@@ -858,9 +856,7 @@ impl<F: FreeList> UringWorker<F> {
                 // The receive writes the read block the deadline would drop: cancel it, and
                 // apply the deadline at its completion.
                 uc.expire_pending = Some(kind);
-                let sqe = opcode::AsyncCancel::new(user_data(RECV_OWN, uc.gen, slot))
-                    .build()
-                    .user_data(user_data(CANCEL, 0, 0));
+                let sqe = cancel_request(user_data(RECV_OWN, uc.gen, slot));
                 // SAFETY: the request names no memory.
                 unsafe { self.push(&sqe)? };
             } else {
@@ -931,33 +927,20 @@ impl<F: FreeList> UringWorker<F> {
     /// worker thread). Where the submission queue has no room even after a submit, a shutdown
     /// and a close system call do the same.
     fn close_socket(&mut self, sock: TcpStream, in_flight: [Option<u64>; 3]) {
-        let need = 1 + in_flight.iter().flatten().count();
-        let free = |ring: &mut IoUring| {
-            let sq = ring.submission();
-            sq.capacity() - sq.len()
-        };
-        if free(&mut self.ring) < need
-            && (self.ring.submit().is_err() || free(&mut self.ring) < need)
-        {
+        if !make_room(&mut self.ring, 1 + in_flight.iter().flatten().count()) {
             let _ = sock.shutdown(Shutdown::Both);
             return; // `sock` closes as it drops
         }
         let fd = types::Fd(sock.into_raw_fd());
         let mut sq = self.ring.submission();
         for target in in_flight.into_iter().flatten() {
-            let cancel = opcode::AsyncCancel::new(target)
-                .build()
-                .user_data(user_data(CANCEL, 0, 0));
             // SAFETY: the request names no memory. There is room for it.
-            let pushed = unsafe { sq.push(&cancel) }.is_ok();
+            let pushed = unsafe { sq.push(&cancel_request(target)) }.is_ok();
             debug_assert!(pushed);
         }
-        let close = opcode::Close::new(fd)
-            .build()
-            .user_data(user_data(CLOSE, 0, 0));
         // SAFETY: the request names no memory; the descriptor is the kernel's to close from
         // here on (`into_raw_fd` gave up ownership). There is room for it.
-        let pushed = unsafe { sq.push(&close) }.is_ok();
+        let pushed = unsafe { sq.push(&close_request(fd)) }.is_ok();
         debug_assert!(pushed);
         drop(sq);
         self.closes_in_flight += 1;
@@ -994,9 +977,7 @@ impl<F: FreeList> UringWorker<F> {
     fn begin_shutdown(&mut self, now: Instant) -> io::Result<()> {
         self.base.begin_shutdown(now);
         if self.accept_armed {
-            let sqe = opcode::AsyncCancel::new(user_data(ACCEPT, 0, 0))
-                .build()
-                .user_data(user_data(CANCEL, 0, 0));
+            let sqe = cancel_request(user_data(ACCEPT, 0, 0));
             // SAFETY: the request names no memory.
             unsafe { self.push(&sqe)? };
         } else {
@@ -1053,11 +1034,7 @@ fn queue_last_send(ring: &mut IoUring, uc: &mut UConn, slot: usize) -> io::Resul
         return Ok(false);
     }
     // The three go into one submission: a link must not be split by a submit in between.
-    let room = |ring: &mut IoUring| {
-        let sq = ring.submission();
-        sq.capacity() - sq.len() >= 3
-    };
-    if !room(ring) && (ring.submit().is_err() || !room(ring)) {
+    if !make_room(ring, 3) {
         return Ok(false);
     }
     let Some(sock) = uc.sock.take() else {
@@ -1066,9 +1043,7 @@ fn queue_last_send(ring: &mut IoUring, uc: &mut UConn, slot: usize) -> io::Resul
     let fd = types::Fd(sock.into_raw_fd());
     let mut sq = ring.submission();
     if uc.recv_armed && !uc.recv_cancel {
-        let cancel = opcode::AsyncCancel::new(user_data(RECV, uc.gen, slot))
-            .build()
-            .user_data(user_data(CANCEL, 0, 0));
+        let cancel = cancel_request(user_data(RECV, uc.gen, slot));
         // SAFETY: the request names no memory. There is room for it.
         let pushed = unsafe { sq.push(&cancel) }.is_ok();
         debug_assert!(pushed);
@@ -1079,9 +1054,7 @@ fn queue_last_send(ring: &mut IoUring, uc: &mut UConn, slot: usize) -> io::Resul
         .build()
         .flags(squeue::Flags::IO_HARDLINK)
         .user_data(user_data(SEND, uc.gen, slot));
-    let close = opcode::Close::new(fd)
-        .build()
-        .user_data(user_data(CLOSE, 0, 0));
+    let close = close_request(fd);
     // SAFETY: the send names the connection's only output block, which it keeps until the
     // send's completion (the slot is `closing` and `sending` until then; see `run_conn`); the
     // close names no memory, and the descriptor is the kernel's to close (`into_raw_fd` gave
@@ -1115,6 +1088,30 @@ unsafe fn queue(ring: &mut IoUring, sqe: &squeue::Entry) -> io::Result<()> {
         }
         ring.submit()?;
     }
+}
+
+/// Whether the submission queue has room for `need` more entries, submitting what it holds
+/// first if it has not.
+fn make_room(ring: &mut IoUring, need: usize) -> bool {
+    let free = |ring: &mut IoUring| {
+        let sq = ring.submission();
+        sq.capacity() - sq.len()
+    };
+    free(ring) >= need || (ring.submit().is_ok() && free(ring) >= need)
+}
+
+/// A cancel of the request whose user data is `target`.
+fn cancel_request(target: u64) -> squeue::Entry {
+    opcode::AsyncCancel::new(target)
+        .build()
+        .user_data(user_data(CANCEL, 0, 0))
+}
+
+/// The close of a socket the kernel now owns.
+fn close_request(fd: types::Fd) -> squeue::Entry {
+    opcode::Close::new(fd)
+        .build()
+        .user_data(user_data(CLOSE, 0, 0))
 }
 
 /// A receive into `space`, the spare bytes of the connection's read block.

@@ -279,8 +279,7 @@ impl<F: FreeList> Worker<F> {
                         drop(sock);
                         continue;
                     };
-                    // Small responses must not wait for Nagle's delayed-ACK dance.
-                    let _ = sock.set_nodelay(true);
+                    // `TCP_NODELAY` comes from the listener (`server::bind`).
                     if self
                         .poll
                         .registry()

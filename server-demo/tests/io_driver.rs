@@ -13,24 +13,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use server_demo::{Config, IoMode, PoolConfig, Server};
+use server_demo::{Config, IoMode, PoolConfig};
 
 /// The drivers to run here: epoll always, io_uring where it works.
 fn drivers(test: &str) -> Vec<IoMode> {
     let mut modes = vec![IoMode::Epoll];
-    let probe = Server::start(Config {
-        io: IoMode::Uring,
-        workers: 1,
-        max_conns: 4,
-        ..config()
-    });
-    match probe {
-        Ok(server) => {
-            assert_eq!(server.stats().driver, "uring");
-            server.stop().unwrap();
-            modes.push(IoMode::Uring);
-        }
-        Err(e) => println!("skipped: {test} under io_uring: {e}"),
+    match uring_refused() {
+        None => modes.push(IoMode::Uring),
+        Some(why) => println!("skipped: {test} under io_uring: {why}"),
     }
     modes
 }

@@ -39,7 +39,10 @@ pub fn uring_refused() -> Option<String> {
                 ..Config::default()
             });
             match probe {
-                Ok(server) => server.stop().err().map(|e| e.to_string()),
+                Ok(server) => {
+                    assert_eq!(server.stats().driver, "uring");
+                    server.stop().err().map(|e| e.to_string())
+                }
                 Err(e) => Some(e.to_string()),
             }
         })
