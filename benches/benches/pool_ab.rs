@@ -6,7 +6,12 @@
 
 mod common;
 
-use bufslab::{FreeList, Pool, PoolBuf, QueueFreeList, StackFreeList};
+use std::cell::RefCell;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use bufslab::{FreeList, LocalCache, Pool, PoolBuf, QueueFreeList, StackFreeList};
+use bytes::BufMut;
 use common::*;
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -15,6 +20,116 @@ use criterion::{criterion_group, criterion_main, Criterion};
 fn via_thread<F: FreeList>(pool: &Pool<F>) -> Pooled<impl Fn() -> Result<PoolBuf, bufslab::Error>> {
     let pool = pool.clone();
     Pooled(move || pool.get_local(BLOCK))
+}
+
+thread_local! {
+    /// The floor `LocalCache` is held to: a thread-local stash of boxed blocks, nothing else.
+    static BOXES: RefCell<Vec<Box<[u8; BLOCK]>>> = const { RefCell::new(Vec::new()) };
+}
+
+// Both rents keep the buffer in memory (`black_box(&mut ..)`), as a server does that lends
+// `&mut buf` to a read: a buffer held only in registers hides what a rent costs once it is
+// stored, which is where a store-forwarding stall in the pool's rent showed.
+#[inline(always)]
+fn local_rent(cache: &LocalCache) {
+    let mut buf = cache.get(BLOCK).expect("bench pool is large enough");
+    buf.put_slice(b"ok");
+    black_box(&mut buf);
+}
+
+#[inline(always)]
+fn boxed_rent() {
+    BOXES.with(|stash| {
+        let mut block = stash
+            .borrow_mut()
+            .pop()
+            .expect("stash filled before timing");
+        block[..2].copy_from_slice(b"ok");
+        black_box(&mut block);
+        stash.borrow_mut().push(block);
+    });
+}
+
+// Each paired loop is a function of its own, so that both are compiled alike and neither into
+// criterion's closure: how a rent compiles depends on its surroundings (see BENCHMARKS.md,
+// "`LocalCache` against a bare stash").
+#[inline(never)]
+fn local_loop(cache: &LocalCache, iters: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        local_rent(cache);
+    }
+    start.elapsed()
+}
+
+#[inline(never)]
+fn boxed_loop(iters: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        boxed_rent();
+    }
+    start.elapsed()
+}
+
+/// Samples shorter than this are criterion's warm-up or test mode: too short to pair.
+const MIN_PAIRED_ITERS: u64 = 100_000;
+
+/// `LocalCache` get + write two bytes + drop against the boxed stash (pop, write two bytes,
+/// push). Each contender alone, then `interleaved`: every criterion sample times both back to
+/// back, in alternating order so that drift hits both, and the medians over samples (and of the
+/// per-sample difference) are printed after the group. Criterion's figure for `interleaved` is
+/// the pair's sum.
+fn local_vs_stash(c: &mut Criterion) {
+    let pool = bench_pool::<QueueFreeList>();
+    let cache = pool.local_cache();
+    drop(cache.get(BLOCK));
+    BOXES.with(|stash| {
+        stash
+            .borrow_mut()
+            .extend((0..16).map(|_| Box::new([0; BLOCK])))
+    });
+
+    let mut g = c.benchmark_group("local_vs_stash");
+    g.bench_function("local_cache", |b| b.iter(|| local_rent(&cache)));
+    g.bench_function("boxed_stash", |b| b.iter(boxed_rent));
+    let pairs = RefCell::new(Vec::new());
+    let mut stash_first = false;
+    g.bench_function("interleaved", |b| {
+        b.iter_custom(|iters| {
+            stash_first = !stash_first;
+            let (local, stash) = if stash_first {
+                let stash = boxed_loop(iters);
+                (local_loop(&cache, iters), stash)
+            } else {
+                let local = local_loop(&cache, iters);
+                (local, boxed_loop(iters))
+            };
+            if iters >= MIN_PAIRED_ITERS {
+                let per = |d: Duration| d.as_secs_f64() * 1e9 / iters as f64;
+                pairs.borrow_mut().push((per(local), per(stash)));
+            }
+            local + stash
+        })
+    });
+    g.finish();
+    BOXES.with(|stash| stash.borrow_mut().clear());
+
+    let pairs = pairs.into_inner();
+    if !pairs.is_empty() {
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let local = median(pairs.iter().map(|p| p.0).collect());
+        let stash = median(pairs.iter().map(|p| p.1).collect());
+        let diff = median(pairs.iter().map(|p| p.0 - p.1).collect());
+        println!(
+            "local_vs_stash/interleaved: {} paired samples: local_cache {local:.2} ns, \
+             boxed_stash {stash:.2} ns, median difference {diff:+.2} ns, ratio {:.2}",
+            pairs.len(),
+            local / stash
+        );
+    }
 }
 
 fn pool_benches(c: &mut Criterion) {
@@ -79,6 +194,6 @@ fn pool_benches(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = config();
-    targets = pool_benches
+    targets = pool_benches, local_vs_stash
 }
 criterion_main!(benches);

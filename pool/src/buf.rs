@@ -8,6 +8,7 @@ use std::ops::{Deref, DerefMut};
 use bytes::buf::UninitSlice;
 use bytes::{Buf, BufMut};
 
+use crate::error::Error;
 use crate::slab::{FreeBlock, Slab};
 
 /// A rented block: a fixed-capacity byte buffer that goes back to its pool when dropped.
@@ -245,6 +246,34 @@ impl PoolBuf {
         // SAFETY: the whole block is owned by this handle and initialised.
         unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.capacity()) }
     }
+}
+
+/// Runs a rent's out-of-line slow path (`slow`, which writes its error through the reference it
+/// is given) so that the buffer comes back in registers.
+///
+/// A call returns a `Result<PoolBuf, Error>` (24 bytes) through memory. With a slow path that
+/// returns one, the compiler may build the inlined fast path's `Ok` in that same memory (two
+/// 8-byte stores) and move the buffer out of it with one 16-byte load, which no store can
+/// forward: wherever the caller keeps the buffer in memory, every rent then waits for both stores
+/// to reach the cache. `Option<PoolBuf>` is 16 bytes and comes back in two registers, so the
+/// fast path's buffer reaches the caller without a trip through memory. That needs a call: each
+/// slow path is `#[inline(never)]`.
+#[inline(always)]
+pub(crate) fn from_slow_path(
+    slow: impl FnOnce(&mut Error) -> Option<PoolBuf>,
+) -> Result<PoolBuf, Error> {
+    // Any value: `slow` overwrites it whenever it returns `None`.
+    let mut error = Error::Empty { block_size: 0 };
+    match slow(&mut error) {
+        Some(buf) => Ok(buf),
+        None => Err(error),
+    }
+}
+
+/// The slow path's half of [`from_slow_path`].
+#[inline(always)]
+pub(crate) fn split(got: Result<PoolBuf, Error>, error: &mut Error) -> Option<PoolBuf> {
+    got.map_err(|e| *error = e).ok()
 }
 
 impl Drop for PoolBuf {

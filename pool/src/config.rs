@@ -92,7 +92,7 @@ impl ClassConfig {
 /// # Examples
 ///
 /// ```
-/// use bufslab::{ClassConfig, Pool, StackFreeList};
+/// use bufslab::{ClassConfig, Pool};
 ///
 /// let builder = Pool::builder()
 ///     .class(ClassConfig::new(4096).blocks_per_slab(32).prealloc_slabs(4).max_slabs(64))
@@ -101,9 +101,12 @@ impl ClassConfig {
 ///     .local_capacity(64)   // blocks a thread's cache keeps per class
 ///     .evict_share(0.5);    // what `evict_idle` releases of the surplus
 /// let queue = builder.clone().build()?;                     // `Pool<QueueFreeList>`
-/// let stack = builder.build_with::<StackFreeList>()?;       // the other strategy, same config
 /// assert_eq!(queue.block_sizes().collect::<Vec<_>>(), [4096, 65536]);
+/// # #[cfg(feature = "stack")] {
+/// // The other strategy, same config (`stack` feature, on by default).
+/// let stack = builder.build_with::<bufslab::StackFreeList>()?;
 /// assert_eq!(stack.stats().allocated_bytes, 4 * 32 * 4096);
+/// # }
 /// # Ok::<(), bufslab::ConfigError>(())
 /// ```
 #[derive(Clone, Debug)]

@@ -5,24 +5,26 @@
 //! - [`QueueFreeList`](crate::QueueFreeList): FIFO, a bounded lock-free queue (crossbeam's `ArrayQueue`), the choice
 //!   Kestrel settled on. Gets and puts touch opposite ends, so they contend less under heavy
 //!   multi-threaded traffic; a returned block waits longest before reuse.
-//! - [`StackFreeList`](crate::StackFreeList): LIFO behind a `parking_lot` mutex. The block handed out is the one
-//!   returned last, still warm in cache; batches (a local cache's refill or flush) move under
-//!   one lock acquisition.
+//! - `StackFreeList` (cargo feature `stack`, on by default): LIFO behind a `parking_lot` mutex.
+//!   The block handed out is the one returned last, still warm in cache; batches (a local
+//!   cache's refill or flush) move under one lock acquisition.
 //!
 //! `Pool` without a type parameter uses the queue; name the stack as a type parameter
 //! (`Pool<StackFreeList>`, [`Builder::build_with`](crate::Builder::build_with)). No cargo feature
-//! changes the default, so two crates in one build that name `Pool<QueueFreeList>` and `Pool`
-//! always agree. The trait is sealed: a free list that lost or duplicated a block would break
-//! the pool's soundness.
+//! changes the default (`stack` only adds the type), so two crates in one build that name
+//! `Pool<QueueFreeList>` and `Pool` always agree. The trait is sealed: a free list that lost or
+//! duplicated a block would break the pool's soundness.
 
 use crate::slab::FreeBlock;
 
-/// A free-list strategy for [`Pool`](crate::Pool). Sealed: implemented by [`QueueFreeList`](crate::QueueFreeList)
-/// and [`StackFreeList`](crate::StackFreeList) only.
+/// A free-list strategy for [`Pool`](crate::Pool). Sealed: implemented by
+/// [`QueueFreeList`](crate::QueueFreeList) and, with the `stack` feature (on by default),
+/// `StackFreeList` only.
 pub trait FreeList: sealed::FreeListImpl {}
 
-/// The strategy `Pool` uses when none is named: always [`QueueFreeList`](crate::QueueFreeList). Choose the other with
-/// a type parameter (`Pool<StackFreeList>`, `Builder::build_with::<StackFreeList>()`).
+/// The strategy `Pool` uses when none is named: always [`QueueFreeList`](crate::QueueFreeList),
+/// whatever the cargo features. Choose the other with a type parameter (`Pool<StackFreeList>`,
+/// `Builder::build_with::<StackFreeList>()`).
 pub type DefaultFreeList = crate::QueueFreeList;
 
 pub(crate) mod sealed {

@@ -49,8 +49,9 @@
 //! **Two free-list strategies** ([`FreeList`]), usable side by side in one binary
 //! (`Pool<QueueFreeList>`, `Pool<StackFreeList>`): a FIFO lock-free queue, the strategy Kestrel
 //! shipped, and a LIFO mutex-guarded stack that hands back the block returned last, still warm
-//! in cache. `Pool` without a parameter is always `Pool<QueueFreeList>`: no cargo feature changes
-//! it. When to pick which is in the crate's README.
+//! in cache. The stack is behind the `stack` cargo feature, on by default. `Pool` without a
+//! parameter is always `Pool<QueueFreeList>`: no cargo feature changes it. When to pick which is
+//! in the crate's README.
 //!
 //! **Per-thread fast path.** Each thread can keep a cache of a pool: a small stash per class
 //! that serves gets and puts with no atomic read-modify-write and no lock, refilling and
@@ -95,10 +96,12 @@
 //!
 //! The public API names only `std` types and `bytes` types (`Buf`, `BufMut`, `Bytes`): the free
 //! lists' crates (`crossbeam-queue`, `parking_lot`) are private dependencies, and a test
-//! (`tests/public_api.rs`, on rustdoc's JSON) fails if one of their types shows up. The only
-//! cargo feature, `debug`, adds checks and changes no type or signature, so a build that turns
-//! it on for one crate breaks no other (`tests/additive_features.rs` checks a crate outside the
-//! workspace with every feature on).
+//! (`tests/public_api.rs`, on rustdoc's JSON) fails if one of their types shows up.
+//!
+//! Two cargo features, both purely additive: `stack` (on by default) adds `StackFreeList` and
+//! nothing else, and `debug` adds checks (above). Neither changes a type, a default type
+//! parameter or a signature, so a build that turns one on or off for one crate breaks no other
+//! (`tests/additive_features.rs` checks a crate outside the workspace under every combination).
 //!
 //! # Limits
 //!
@@ -107,7 +110,8 @@
 //! room for all of its blocks when the pool is built.
 
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
-// docs.rs builds with `--cfg docsrs` and every feature: mark what the `debug` feature adds.
+// docs.rs builds with `--cfg docsrs` and every feature: mark what the `debug` and `stack`
+// features add.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -126,6 +130,7 @@ mod queue;
 mod raw;
 mod ref_count;
 mod slab;
+#[cfg(feature = "stack")]
 mod stack;
 mod stats;
 mod sync;
@@ -143,6 +148,8 @@ pub use local_cache::LocalCache;
 pub use pool::Pool;
 pub use queue::QueueFreeList;
 pub use raw::RawBlock;
+#[cfg(feature = "stack")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stack")))]
 pub use stack::StackFreeList;
 pub use stats::{ClassStats, Stats};
 

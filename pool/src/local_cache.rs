@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::buf::PoolBuf;
+use crate::buf::{from_slow_path, split, PoolBuf};
 use crate::error::Error;
 use crate::free_list::{DefaultFreeList, FreeList};
 use crate::pool::{Pool, Shared};
@@ -126,20 +126,22 @@ impl<F: FreeList> Pool<F> {
         match thread_cache::find(shared.id()) {
             // SAFETY: listed caches are live and owned by this thread.
             Some(local) => rent(shared, unsafe { local.as_ref() }, c, grow, true),
-            None => self.rent_first(c, grow),
+            None => from_slow_path(|error| self.rent_first(c, grow, error)),
         }
     }
 
     /// The thread's first rent through `get_local`: make its cache, or take the shared path on
     /// an exiting thread.
     #[cold]
-    fn rent_first(&self, c: usize, grow: bool) -> Result<PoolBuf, Error> {
+    #[inline(never)]
+    fn rent_first(&self, c: usize, grow: bool, error: &mut Error) -> Option<PoolBuf> {
         let shared = self.shared();
-        match open(shared, false) {
+        let got = match open(shared, false) {
             // SAFETY: just made and linked; owned by this thread.
             Some(local) => rent(shared, unsafe { local.as_ref() }, c, grow, true),
             None => shared.take(c, grow),
-        }
+        };
+        split(got, error)
     }
 }
 
@@ -173,18 +175,20 @@ fn rent<F: FreeList>(
 ) -> Result<PoolBuf, Error> {
     match local.pop(c) {
         Some(block) => Ok(PoolBuf::rent(block)),
-        None => refill(shared, local, c, grow, by_thread),
+        None => from_slow_path(|error| refill(shared, local, c, grow, by_thread, error)),
     }
 }
 
 #[cold]
+#[inline(never)]
 fn refill<F: FreeList>(
     shared: &Arc<Shared<F>>,
     local: &Local,
     c: usize,
     grow: bool,
     by_thread: bool,
-) -> Result<PoolBuf, Error> {
+    error: &mut Error,
+) -> Option<PoolBuf> {
     if by_thread {
         // A cache made for a `LocalCache` and now used through `get_local` stays when the
         // handle goes.
@@ -195,10 +199,10 @@ fn refill<F: FreeList>(
     if got > 0 {
         class.note_taken(got);
         if let Some(block) = local.pop(c) {
-            return Ok(PoolBuf::rent(block));
+            return Some(PoolBuf::rent(block));
         }
     }
-    shared.take(c, grow)
+    split(shared.take(c, grow), error)
 }
 
 /// A thread's cache of a [`Pool`]: gets and puts with no atomic read-modify-write and no lock.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::buf::PoolBuf;
+use crate::buf::{from_slow_path, split, PoolBuf};
 use crate::config::{Builder, ClassConfig};
 use crate::error::{ConfigError, Error};
 use crate::free_list::{DefaultFreeList, FreeList};
@@ -196,11 +196,15 @@ impl Builder {
     ///
     /// # Examples
     ///
+    /// With the `stack` feature (on by default):
+    ///
     /// ```
+    /// # #[cfg(feature = "stack")] {
     /// use bufslab::{Pool, StackFreeList};
     ///
     /// let pool: Pool<StackFreeList> = Pool::builder().build_with()?;
     /// assert_eq!(pool.strategy(), "stack");
+    /// # }
     /// # Ok::<(), bufslab::ConfigError>(())
     /// ```
     pub fn build_with<F: FreeList>(self) -> Result<Pool<F>, ConfigError> {
@@ -421,12 +425,20 @@ impl<F: FreeList> Shared<F> {
                 class.note_taken(1);
                 Ok(PoolBuf::rent(block))
             }
-            None => self.take_slow(c, grow),
+            None => from_slow_path(|error| self.take_slow(c, grow, error)),
         }
     }
 
     #[cold]
-    fn take_slow(self: &Arc<Self>, c: usize, grow: bool) -> Result<PoolBuf, Error> {
+    #[inline(never)]
+    fn take_slow(self: &Arc<Self>, c: usize, grow: bool, error: &mut Error) -> Option<PoolBuf> {
+        split(self.take_or_grow(c, grow), error)
+    }
+
+    /// The shared path's slow half: blocks parked in this thread's cache, the free list again
+    /// under the class lock, then growth.
+    #[inline(always)]
+    fn take_or_grow(self: &Arc<Self>, c: usize, grow: bool) -> Result<PoolBuf, Error> {
         // Blocks this thread returned while it has a cache of the pool are parked there: use
         // them before growing or failing.
         if let Some(block) = thread_cache::take_local(self.id(), c) {

@@ -1,11 +1,13 @@
-//! The LIFO free list: a vector behind a mutex.
+//! The LIFO free list: a vector behind a mutex. Behind the `stack` feature, which adds this type
+//! and nothing else: no default type names it.
 
 use parking_lot::Mutex;
 
 use crate::free_list::{sealed::FreeListImpl, FreeList};
 use crate::slab::FreeBlock;
 
-/// LIFO free list: a preallocated `Vec` behind a `parking_lot` mutex.
+/// LIFO free list: a preallocated `Vec` behind a `parking_lot` mutex (cargo feature `stack`, on
+/// by default).
 ///
 /// The block a `get` receives is the one returned most recently, whose lines are likely still
 /// in cache. Batches (a local cache's refill and flush) move under one lock acquisition. Under

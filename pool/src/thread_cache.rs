@@ -308,10 +308,22 @@ pub(crate) fn park(block: FreeBlock) -> bool {
     };
     // SAFETY: listed `Local`s are live and owned by this thread.
     let local = unsafe { local.as_ref() };
-    local
-        .stashes
-        .get(slab.class())
-        .is_some_and(|stash| stash.try_park(block))
+    let stash = match &local.stashes[..] {
+        // Every block of a one-class pool is of class 0, so the stash is known without the
+        // header's class. Indexing by it would put the header on the path from one rent to the
+        // next: the popped block's header gives the class, the class the stash whose length
+        // this return stores and the next rent loads. The pool identity read above only feeds
+        // a branch, which is predicted.
+        [only] => {
+            debug_assert_eq!(slab.class(), 0);
+            only
+        }
+        stashes => match stashes.get(slab.class()) {
+            Some(stash) => stash,
+            None => return false,
+        },
+    };
+    stash.try_park(block)
 }
 
 /// Returns a block to a cache of its pool on this thread, if there is one.

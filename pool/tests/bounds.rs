@@ -3,7 +3,7 @@
 
 mod common;
 
-use bufslab::{ClassConfig, ConfigError, Error, Pool, StackFreeList};
+use bufslab::{ClassConfig, ConfigError, Error, FreeList, Pool, QueueFreeList};
 
 fn small(prealloc: usize, max: usize) -> bufslab::Builder {
     Pool::builder().class(
@@ -162,7 +162,13 @@ fn bad_configs_are_rejected() {
 
 #[test]
 fn trim_frees_only_fully_free_slabs_above_the_floor() {
-    let pool = small(1, 8).build_with::<StackFreeList>().unwrap();
+    trims_only_fully_free_slabs::<QueueFreeList>();
+    #[cfg(feature = "stack")]
+    trims_only_fully_free_slabs::<bufslab::StackFreeList>();
+}
+
+fn trims_only_fully_free_slabs<F: FreeList>() {
+    let pool = small(1, 8).build_with::<F>().unwrap();
     let mut held: Vec<_> = (0..16).map(|_| pool.get(1).unwrap()).collect();
     assert_eq!(pool.stats().slabs, 4);
     assert_eq!(pool.trim(), 0, "every slab is in use");

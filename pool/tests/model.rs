@@ -3,7 +3,9 @@
 
 mod common;
 
-use bufslab::{ClassConfig, Error, Pool, PoolBuf, PoolBytes, QueueFreeList, StackFreeList};
+#[cfg(feature = "stack")]
+use bufslab::StackFreeList;
+use bufslab::{ClassConfig, Error, Pool, PoolBuf, PoolBytes, QueueFreeList};
 use common::{check, check_from, stamp};
 use proptest::prelude::*;
 
@@ -209,6 +211,7 @@ proptest! {
         run(builder().build_with::<QueueFreeList>().unwrap(), &ops);
     }
 
+    #[cfg(feature = "stack")]
     #[test]
     fn stack_pool_matches_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 200 })) {
         run(builder().build_with::<StackFreeList>().unwrap(), &ops);

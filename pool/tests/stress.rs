@@ -7,7 +7,9 @@ mod common;
 use std::sync::mpsc;
 use std::thread;
 
-use bufslab::{ClassConfig, FreeList, Pool, PoolBuf, QueueFreeList, StackFreeList};
+#[cfg(feature = "stack")]
+use bufslab::StackFreeList;
+use bufslab::{ClassConfig, FreeList, Pool, PoolBuf, QueueFreeList};
 use common::{check, scaled, stamp};
 
 const THREADS: usize = 4;
@@ -125,11 +127,13 @@ fn queue_local() {
     stress::<QueueFreeList>(true);
 }
 
+#[cfg(feature = "stack")]
 #[test]
 fn stack_shared() {
     stress::<StackFreeList>(false);
 }
 
+#[cfg(feature = "stack")]
 #[test]
 fn stack_local() {
     stress::<StackFreeList>(true);

@@ -5,7 +5,7 @@
 use std::sync::mpsc;
 use std::thread;
 
-use bufslab::{ClassConfig, Pool, StackFreeList};
+use bufslab::{ClassConfig, Pool};
 use bytes::BufMut;
 
 fn small_pool() -> Pool {
@@ -91,10 +91,16 @@ fn get_local_and_local_cache_share_one_cache() {
     assert_eq!(pool.stats().rented_blocks, 0);
 }
 
+/// The other strategy, where the `stack` feature provides it; else a second queue pool.
+#[cfg(feature = "stack")]
+type Other = bufslab::StackFreeList;
+#[cfg(not(feature = "stack"))]
+type Other = bufslab::QueueFreeList;
+
 #[test]
 fn each_pool_has_its_own_cache_on_a_thread() {
     let a = small_pool();
-    let b: Pool<StackFreeList> = Pool::builder()
+    let b: Pool<Other> = Pool::builder()
         .class(ClassConfig::new(128).blocks_per_slab(8))
         .local_capacity(4)
         .build_with()
