@@ -1,4 +1,5 @@
-//! Body readers: Content-Length and a dispatcher over all framings.
+//! Body readers: Content-Length and a dispatcher over all framings, of requests and
+//! responses.
 //!
 //! Readers never copy: they hand out sub-slices of the caller's input, and "skipping" a body
 //! is just consuming input without looking at it (Kestrel's "consume body without
@@ -8,6 +9,7 @@ use crate::chunked::ChunkedDecoder;
 use crate::config::Config;
 use crate::decoded::Decoded;
 use crate::error::Error;
+use crate::parsed_response::ResponseFraming;
 use crate::request::BodyFraming;
 
 /// Reads a body of known length (RFC 9112 §6.3 point 6).
@@ -42,7 +44,7 @@ impl LengthDecoder {
     }
 }
 
-/// Decodes a request body with whatever framing the head declared.
+/// Decodes a request or response body with whatever framing the head declared.
 ///
 /// # Examples
 ///
@@ -75,6 +77,10 @@ pub enum BodyDecoder {
     Length(LengthDecoder),
     /// Chunked body.
     Chunked(ChunkedDecoder),
+    /// A response body that ends when the server closes the connection
+    /// ([`ResponseFraming::CloseDelimited`]): all input is body, and `done` is never set, since
+    /// only the end of the stream, which the caller sees, ends it.
+    UntilClose,
 }
 
 impl BodyDecoder {
@@ -96,6 +102,34 @@ impl BodyDecoder {
         }
     }
 
+    /// The decoder for a response's framing (from
+    /// [`Response::framing`](crate::Response::framing)), with the chunked limits of `config`
+    /// (pass the parser's [`ResponseParser::config`](crate::ResponseParser::config)). A tunnel
+    /// has no body: what follows the head is the tunnel's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::{BodyDecoder, Config, ResponseFraming};
+    /// let mut body = BodyDecoder::for_response(ResponseFraming::CloseDelimited, &Config::DEFAULT);
+    /// let step = body.decode(b"all of it")?;
+    /// assert_eq!((step.data, step.done), (&b"all of it"[..], false));
+    /// let mut none = BodyDecoder::for_response(ResponseFraming::Tunnel, &Config::DEFAULT);
+    /// assert_eq!(none.decode(b"tunnel bytes")?.consumed, 0);
+    /// # Ok::<(), bufslab_http::Error>(())
+    /// ```
+    #[must_use]
+    pub const fn for_response(framing: ResponseFraming, config: &Config) -> BodyDecoder {
+        match framing {
+            ResponseFraming::None | ResponseFraming::Tunnel | ResponseFraming::Length(0) => {
+                BodyDecoder::Empty
+            }
+            ResponseFraming::Length(n) => BodyDecoder::Length(LengthDecoder::new(n)),
+            ResponseFraming::Chunked => BodyDecoder::Chunked(ChunkedDecoder::with_config(config)),
+            ResponseFraming::CloseDelimited => BodyDecoder::UntilClose,
+        }
+    }
+
     /// Decodes the next piece of body from `input` (zero-copy).
     ///
     /// # Errors
@@ -109,6 +143,11 @@ impl BodyDecoder {
             }),
             BodyDecoder::Length(l) => Ok(l.decode(input)),
             BodyDecoder::Chunked(c) => c.decode(input),
+            BodyDecoder::UntilClose => Ok(Decoded {
+                consumed: input.len(),
+                data: input,
+                done: false,
+            }),
         }
     }
 
@@ -125,6 +164,7 @@ impl BodyDecoder {
                 Ok((d.consumed, d.done))
             }
             BodyDecoder::Chunked(c) => c.skip(input),
+            BodyDecoder::UntilClose => Ok((input.len(), false)),
         }
     }
 }

@@ -39,9 +39,29 @@ impl Config {
         max_trailer_bytes: 16 * 1024,
     };
 
-    /// Largest accepted head, request line and final empty line included. Larger heads are
-    /// rejected with [`Error::HeadTooLarge`](crate::Error::HeadTooLarge) (431) as soon as this
-    /// many bytes arrived without completing the head. Values above `u32::MAX` are clamped.
+    /// Largest accepted head, request line and final empty line included: a head of exactly
+    /// `n` bytes is accepted. A head that has not ended once more than `n` bytes have arrived
+    /// is rejected with [`Error::HeadTooLarge`](crate::Error::HeadTooLarge) (431) at that
+    /// call, without waiting for the rest; with exactly `n` bytes and no end yet, the answer
+    /// is still [`Status::Partial`](crate::Status::Partial). A read buffer therefore needs
+    /// room for `n + 1` bytes for that verdict to come; with a smaller one, parse with
+    /// [`Parser::parse_with_capacity`](crate::Parser::parse_with_capacity), which reports a
+    /// full buffer instead of `Partial`. Values above `u32::MAX` are clamped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::{Config, Error, HeaderSlot, Parser};
+    ///
+    /// let mut parser = Parser::new(Config::DEFAULT.with_max_head_bytes(32));
+    /// let mut slots = [HeaderSlot::EMPTY; 4];
+    /// let head = b"GET / HTTP/1.1\r\nHost: a\r\nX: 123456789\r\n\r\n";
+    /// // 32 bytes without the end of the head: not over the limit yet.
+    /// assert!(parser.parse(&head[..32], &mut slots)?.is_partial());
+    /// // More than 32: over it.
+    /// assert_eq!(parser.parse(&head[..33], &mut slots).err(), Some(Error::HeadTooLarge));
+    /// # Ok::<(), Error>(())
+    /// ```
     #[must_use]
     pub const fn with_max_head_bytes(mut self, n: usize) -> Config {
         self.max_head_bytes = n;

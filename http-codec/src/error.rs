@@ -1,25 +1,27 @@
 //! The one error type of the crate.
 //!
-//! Every way a request head or body can be malformed maps to exactly one variant, and every
-//! variant knows the status code a server should answer with, so a server can turn any parse
-//! failure into a response without a second table of its own.
+//! Every way a request or response head or a body can be malformed maps to exactly one
+//! variant, and every variant knows the status code a server should answer with, so a server
+//! can turn any parse failure into a response without a second table of its own.
 
 use core::fmt;
 
-/// Why a request head or body was rejected.
+/// Why a head or body was rejected.
 ///
 /// [`Error::status`] gives the status code a server should send before closing the connection
 /// (a server must close after any framing error, because it can no longer tell where the next
-/// request starts: RFC 9112 §6.3, §11.2).
+/// request starts: RFC 9112 §6.3, §11.2). A client that gets an error from
+/// [`ResponseParser`](crate::ResponseParser) closes the connection too; a gateway answers 502.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Error {
     // ---- request line (RFC 9112 §3) ----
     /// The method is empty or contains a byte that is not a `tchar` (RFC 9110 §9.1, §5.6.2).
     InvalidMethod,
-    /// The request-target is empty, contains a byte outside `%x21-7E`, is not in a form the
-    /// method allows, or its authority is not `uri-host [ ":" port ]` (userinfo included; an
-    /// `http` URI needs a host) (RFC 9112 §3.2, RFC 9110 §4.2).
+    /// The request-target is empty, contains a byte outside `%x21-7E` or a `#` (a fragment,
+    /// which no target form has: RFC 9110 §7.1), is not in a form the method allows, or its
+    /// authority is not `uri-host [ ":" port ]` (userinfo included; an `http` URI needs a
+    /// host) (RFC 9112 §3.2, RFC 9110 §4.2).
     InvalidTarget,
     /// The request line is not `method SP request-target SP HTTP-version` (RFC 9112 §3).
     InvalidRequestLine,
@@ -34,6 +36,14 @@ pub enum Error {
     /// The request line is longer than [`Config::with_max_request_line`](crate::Config::with_max_request_line)
     /// (RFC 9112 §3: 414 URI Too Long).
     RequestLineTooLong,
+
+    // ---- status line (RFC 9112 §4), responses only ----
+    /// The status line is not `HTTP-version SP status-code SP reason-phrase`: no SP after the
+    /// code (it is required even before an empty reason), or a control byte other than HTAB,
+    /// or DEL, in the reason phrase (RFC 9112 §4).
+    InvalidStatusLine,
+    /// The status code is not three digits, or not in `100..=599` (RFC 9110 §15).
+    InvalidStatusCode,
 
     // ---- line and field syntax (RFC 9112 §2.2, §5) ----
     /// A CR not followed by LF (RFC 9112 §2.2).
@@ -50,9 +60,16 @@ pub enum Error {
     ObsFold,
     /// A field value contains NUL, a control character or DEL (RFC 9110 §5.5).
     InvalidHeaderValue,
-    /// The head is larger than [`Config::with_max_head_bytes`](crate::Config::with_max_head_bytes)
-    /// (RFC 6585 §5: 431).
+    /// The head is larger than [`Config::with_max_head_bytes`](crate::Config::with_max_head_bytes):
+    /// more than that many bytes arrived without its end (RFC 6585 §5: 431).
     HeadTooLarge,
+    /// The head did not end within the caller's read buffer, which is full
+    /// ([`Parser::parse_with_capacity`](crate::Parser::parse_with_capacity)), though it is not
+    /// yet over [`Config::with_max_head_bytes`](crate::Config::with_max_head_bytes): no more
+    /// bytes can arrive, so it would otherwise stay partial for ever (RFC 6585 §5: 431). A
+    /// caller that can move the head into a larger buffer may do so and parse it again; this
+    /// is told apart from [`Error::HeadTooLarge`] for that reason.
+    HeadExceedsBuffer,
     /// More field lines than header slots or [`Config::with_max_headers`](crate::Config::with_max_headers)
     /// (RFC 6585 §5: 431). Never a silent truncation.
     TooManyHeaders,
@@ -101,12 +118,14 @@ impl Error {
     ///
     /// 400 for malformed messages, 414 for an over-long request line, 431 for an over-large head,
     /// 417 for an unknown expectation, 501 for an unknown transfer coding and 505 for an
-    /// unsupported version.
+    /// unsupported version. The status-line errors, which only a response can cause, are 502
+    /// (Bad Gateway, RFC 9110 §15.6.3): what a gateway answers for an invalid response.
     #[must_use]
     pub const fn status(self) -> u16 {
         match self {
+            Error::InvalidStatusLine | Error::InvalidStatusCode => 502,
             Error::RequestLineTooLong => 414,
-            Error::HeadTooLarge | Error::TooManyHeaders => 431,
+            Error::HeadTooLarge | Error::HeadExceedsBuffer | Error::TooManyHeaders => 431,
             Error::UnsupportedExpectation => 417,
             Error::UnsupportedTransferCoding => 501,
             Error::UnsupportedVersion | Error::Http2Preface => 505,
@@ -125,13 +144,16 @@ impl Error {
             Error::UnsupportedVersion => "unsupported HTTP version",
             Error::Http2Preface => "HTTP/2 connection preface on an HTTP/1 connection",
             Error::RequestLineTooLong => "request line too long",
+            Error::InvalidStatusLine => "malformed status line",
+            Error::InvalidStatusCode => "invalid status code",
             Error::BareCr => "CR not followed by LF",
             Error::BareLf => "bare LF line ending",
             Error::InvalidHeaderName => "invalid header field name",
             Error::WhitespaceBeforeColon => "whitespace between header field name and colon",
             Error::ObsFold => "obsolete line folding or leading whitespace in field line",
             Error::InvalidHeaderValue => "invalid byte in header field value",
-            Error::HeadTooLarge => "request head too large",
+            Error::HeadTooLarge => "head too large",
+            Error::HeadExceedsBuffer => "head larger than the read buffer",
             Error::TooManyHeaders => "too many header fields",
             Error::InvalidContentLength => "invalid or conflicting Content-Length",
             Error::ContentLengthWithTransferEncoding => {

@@ -1,13 +1,20 @@
 //! Message framing from the header fields (RFC 9112 §6, RFC 9110 §8.6): Content-Length and
 //! Transfer-Encoding, plus the Host, Connection and Expect bookkeeping done in the same pass.
 //!
-//! The head parser hands each framing-relevant field line to [`Framing::header`] as soon as
+//! The head parsers hand each framing-relevant field line to [`Framing::header`] as soon as
 //! the line is complete, so the caller never walks the headers again; [`Framing::finish`]
-//! applies the cross-field rules once the head is complete.
+//! (requests) and [`Framing::finish_response`] (responses, RFC 9112 §6.3 given the request's
+//! method and the status) apply the cross-field rules once the head is complete. Requests and
+//! responses share the field checks (one Content-Length value, `chunked` once, codings that
+//! are tokens); only the cross-field rules differ, because a response can be delimited by the
+//! server closing the connection and a request cannot.
 
 use crate::error::Error;
+use crate::fields::flags;
 use crate::header_name::KnownHeader;
-use crate::request::{flags, BodyFraming, Version};
+use crate::parsed_response::ResponseFraming;
+use crate::request::{BodyFraming, Method, Version};
+use crate::response::status_allows_content;
 use crate::scan::{eq_fold, is_token, list_elements, trim_ows};
 use crate::uri::{valid_authority, Port};
 
@@ -34,6 +41,10 @@ const TE_SEEN: u8 = 1;
 const TE_CHUNKED: u8 = 2;
 const TE_CHUNKED_LAST: u8 = 4;
 const TE_OTHER: u8 = 8;
+/// A coding named `chunked` with parameters, which it has none of (RFC 9112 §7: "SHOULD be
+/// treated as an error"). A request is rejected anyway, as `chunked` is then not last; a
+/// response, which could otherwise be read until close, needs the bit.
+const TE_CHUNKED_PARAMS: u8 = 16;
 
 /// What the framing-relevant field lines seen so far declared.
 #[derive(Clone, Copy, Debug)]
@@ -42,7 +53,7 @@ pub(crate) struct Framing {
     te: u8,
     /// Index of the Host field line.
     pub(crate) host: Option<u32>,
-    /// `request::flags` bits.
+    /// `fields::flags` bits.
     pub(crate) flags: u8,
 }
 
@@ -132,18 +143,27 @@ impl Framing {
         Ok(())
     }
 
+    /// A Transfer-Encoding must be the only framing field, in HTTP/1.1: with HTTP/1.0 the
+    /// framing is faulty (RFC 9112 §6.1), with a Content-Length ambiguous between two hops
+    /// (§6.3 point 3: the smuggling and response-splitting hole). Both are rejected, in
+    /// requests and responses alike.
+    fn transfer_encoding_alone(&self, version: Version) -> Result<(), Error> {
+        if version == Version::Http10 {
+            return Err(Error::TransferEncodingInHttp10);
+        }
+        if self.content_length.is_some() {
+            return Err(Error::ContentLengthWithTransferEncoding);
+        }
+        Ok(())
+    }
+
     /// Cross-field framing rules, applied once the head is complete (RFC 9112 §6.3).
     pub(crate) fn finish(&self, version: Version) -> Result<BodyFraming, Error> {
         if version == Version::Http11 && self.host.is_none() {
             return Err(Error::MissingHost);
         }
         if self.te & TE_SEEN != 0 {
-            if version == Version::Http10 {
-                return Err(Error::TransferEncodingInHttp10);
-            }
-            if self.content_length.is_some() {
-                return Err(Error::ContentLengthWithTransferEncoding);
-            }
+            self.transfer_encoding_alone(version)?;
             if self.te & TE_CHUNKED_LAST == 0 {
                 return Err(Error::InvalidTransferEncoding);
             }
@@ -198,6 +218,71 @@ fn content_length_list(v: &[u8]) -> Result<u64, Error> {
     result.ok_or(Error::InvalidContentLength)
 }
 
+/// The framing a response has whatever its fields say (RFC 9112 §6.3 points 1 and 2), if
+/// any: none after a HEAD request or for a status without content (1xx, 204, 304), a tunnel
+/// after a 2xx to CONNECT. A client MUST ignore Content-Length and Transfer-Encoding in the
+/// latter (RFC 9110 §9.3.6), and they frame nothing in the former, so those fields are not
+/// even checked there.
+#[inline]
+pub(crate) fn fixed_response_framing(method: Method<'_>, status: u16) -> Option<ResponseFraming> {
+    if method == Method::Head || !status_allows_content(status) {
+        Some(ResponseFraming::None)
+    } else if method == Method::Connect && (200..300).contains(&status) {
+        Some(ResponseFraming::Tunnel)
+    } else {
+        None
+    }
+}
+
+/// Whether a response's field line with this name goes to [`Framing::header`]: `Connection`
+/// always, Content-Length and Transfer-Encoding only when they frame the body (`body`: no
+/// [`fixed_response_framing`]). Host and Expect mean nothing in a response and are not
+/// interpreted.
+#[inline(always)]
+pub(crate) fn is_response_framing_header(k: KnownHeader, body: bool) -> bool {
+    match k {
+        KnownHeader::Connection => true,
+        KnownHeader::ContentLength | KnownHeader::TransferEncoding => body,
+        _ => false,
+    }
+}
+
+impl Framing {
+    /// A response's framing, RFC 9112 §6.3 in its order, once the head is complete: `fixed`
+    /// ([`fixed_response_framing`]) first; then Transfer-Encoding (point 4: chunked when
+    /// `chunked` is the final coding, else until the server closes), which with a
+    /// Content-Length is an error (point 3: "ought to be handled as an error", the response
+    /// splitting hole), as is Transfer-Encoding in HTTP/1.0 (§6.1: the framing is faulty);
+    /// then Content-Length (point 6; invalid or differing values were rejected when their line
+    /// arrived, point 5); else until the server closes (point 8). A `chunked` with parameters
+    /// is an error (RFC 9112 §7), not an unknown coding that would leave the body to be read
+    /// until close.
+    pub(crate) fn finish_response(
+        &self,
+        version: Version,
+        fixed: Option<ResponseFraming>,
+    ) -> Result<ResponseFraming, Error> {
+        if let Some(framing) = fixed {
+            return Ok(framing);
+        }
+        if self.te & TE_SEEN != 0 {
+            self.transfer_encoding_alone(version)?;
+            if self.te & TE_CHUNKED_PARAMS != 0 {
+                return Err(Error::InvalidTransferEncoding);
+            }
+            return Ok(if self.te & TE_CHUNKED_LAST != 0 {
+                ResponseFraming::Chunked
+            } else {
+                ResponseFraming::CloseDelimited
+            });
+        }
+        Ok(match self.content_length {
+            Some(n) => ResponseFraming::Length(n),
+            None => ResponseFraming::CloseDelimited,
+        })
+    }
+}
+
 /// Folds one Transfer-Encoding field line into the TE state (RFC 9112 §6.1): a list of
 /// `transfer-coding`s; `chunked` at most once and, at the end of all lines, last. Empty list
 /// elements are ignored (RFC 9110 §5.6.1), also a whole empty line, which combines with the
@@ -217,6 +302,9 @@ fn transfer_encoding(mut te: u8, v: &[u8]) -> Result<u8, Error> {
             let name = trim_ows(coding.split(|&b| b == b';').next().unwrap_or_default());
             if !is_token(name) {
                 return Err(Error::InvalidTransferEncoding);
+            }
+            if eq_fold(name, b"chunked") {
+                te |= TE_CHUNKED_PARAMS;
             }
             te = (te | TE_OTHER) & !TE_CHUNKED_LAST;
         }

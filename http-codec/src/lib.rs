@@ -1,4 +1,4 @@
-//! `bufslab-http`: a zero-copy HTTP/1.1 server codec that never allocates and never panics.
+//! `bufslab-http`: a zero-copy HTTP/1.1 codec that never allocates and never panics.
 //!
 //! * [`Parser`] / [`parse_request`]: a strict (RFC 9110 / 9112) request head parser. Method,
 //!   target, version and header values are slices of your buffer; header storage is your
@@ -8,7 +8,11 @@
 //! * [`ChunkedDecoder`], [`LengthDecoder`], [`BodyDecoder`]: body readers that hand out
 //!   sub-slices of the input (no copy) and can skip a body.
 //! * [`ResponseHead`]: writes a response head into any [`bytes::BufMut`] from precomputed
-//!   constants, with `itoa` for Content-Length and a [`DateCache`] for `Date`.
+//!   constants, with `itoa` for Content-Length and a [`DateCache`] for `Date`; it never frames
+//!   content for a status that has none ([`status_allows_content`]).
+//! * [`ResponseParser`] / [`parse_response`]: the client side, a response head parser as
+//!   strict as the request parser (it shares its field-line code), with the body's framing
+//!   ([`ResponseFraming`]) worked out from RFC 9112 §6.3 and the request's method.
 //! * [`Error`]: one error enum; [`Error::status`] is the status code to answer with.
 //!
 //! ```
@@ -65,13 +69,17 @@ mod config;
 mod date;
 mod decoded;
 mod error;
+mod fields;
 mod framing;
+mod head;
 mod header_name;
 #[cfg(feature = "http")]
 mod http_compat;
 mod parse;
+mod parsed_response;
 mod request;
 mod response;
+mod response_parse;
 mod scan;
 // The only module allowed `unsafe`: SSE2 loads, each argued sound in the module docs.
 #[allow(unsafe_code)]
@@ -84,12 +92,16 @@ pub use config::Config;
 pub use date::{format_imf_fixdate, DateCache, DATE_LEN};
 pub use decoded::Decoded;
 pub use error::Error;
+pub use fields::{Header, HeaderSlot};
 pub use header_name::{HeaderName, KnownHeader};
 pub use parse::{parse_request, Parser, Status};
-pub use request::{BodyFraming, Header, HeaderSlot, Method, Request, TargetForm, Version};
+pub use parsed_response::{Response, ResponseFraming};
+pub use request::{BodyFraming, Method, Request, TargetForm, Version};
 pub use response::{
-    reason, status_line, write_chunk, write_last_chunk, ResponseHead, CONTINUE_100,
+    reason, status_allows_content, status_line, write_chunk, write_last_chunk, ResponseHead,
+    CONTINUE_100,
 };
+pub use response_parse::{parse_response, ResponseParser};
 
 // The README's examples compile and run as doctests.
 #[cfg(doctest)]

@@ -1,14 +1,11 @@
 //! The request head parser: one left-to-right pass that validates syntax, classifies header
 //! names and extracts body framing, resumable on partial input.
 //!
-//! Structure: the request line is parsed once; then each header line is scanned from its first
-//! byte for two things at once: its end (the first control byte other than HTAB, which must be
-//! the CR of CR LF) and its name's end (the first non-`tchar` byte, which must be the `:`).
-//! The value is what lies between, less its OWS. The next line's start depends only on the
-//! first scan, so consecutive lines overlap in the CPU instead of waiting on name, then value.
-//! Framing headers (Content-Length, Transfer-Encoding, Host, Connection, Expect) are handed to
-//! `crate::framing` as soon as their line is complete, so the caller never walks the headers
-//! again.
+//! Structure: the request line is parsed once; then the field lines go through the loop the
+//! response parser uses too (`crate::head::Lines::field_lines`), which scans each line once for its
+//! end and its name's end. Framing headers (Content-Length, Transfer-Encoding, Host,
+//! Connection, Expect) are handed to `crate::framing` as soon as their line is complete, so the
+//! caller never walks the headers again.
 //!
 //! Resumption: the parser remembers the offset of the first incomplete line and everything
 //! derived from the complete lines before it (request line offsets, header count, framing
@@ -16,11 +13,14 @@
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::framing::{is_framing_header, Framing};
-use crate::header_name::classify_token;
-use crate::request::{BodyFraming, HeaderSlot, Method, Request, TargetForm, Version};
-use crate::scan::{find_non_tchar, ows_bounds, SCHEME_CHAR};
-use crate::simd::{find_non_vchar, scan_field_line};
+use crate::fields::HeaderSlot;
+use crate::framing::is_framing_header;
+use crate::head::{
+    head_view, http_version, incomplete, line_end, parser_basics, settle, within_capacity, Lines,
+};
+use crate::request::{BodyFraming, Method, Request, TargetForm, Version};
+use crate::scan::{find_non_tchar, SCHEME_CHAR};
+use crate::simd::find_non_target;
 use crate::uri::{valid_absolute, valid_authority, Port};
 
 /// The result of a successful parse call.
@@ -50,9 +50,7 @@ impl<T> Status<T> {
 /// Everything derived from the complete lines seen so far.
 #[derive(Clone, Copy, Debug)]
 struct Progress {
-    /// Offset of the first byte not yet part of a complete line.
-    pos: usize,
-    /// The request line is done; `pos` is at a header line or the final empty line.
+    /// The request line is done; `lines.pos` is at a field line or the final empty line.
     in_headers: bool,
     method: u8,
     method_start: usize,
@@ -60,13 +58,13 @@ struct Progress {
     target_end: usize,
     version: Version,
     form: TargetForm,
-    headers: usize,
-    framing: Framing,
+    /// Offset of the first incomplete line (before `in_headers`, the request line's start)
+    /// and the field lines so far.
+    lines: Lines,
 }
 
 impl Progress {
     const NEW: Progress = Progress {
-        pos: 0,
         in_headers: false,
         method: 0,
         method_start: 0,
@@ -74,8 +72,7 @@ impl Progress {
         target_end: 0,
         version: Version::Http11,
         form: TargetForm::Origin,
-        headers: 0,
-        framing: Framing::NEW,
+        lines: Lines::NEW,
     };
 }
 
@@ -111,11 +108,7 @@ pub struct Parser {
     p: Progress,
 }
 
-impl Default for Parser {
-    fn default() -> Self {
-        Parser::new(Config::DEFAULT)
-    }
-}
+parser_basics!(Parser);
 
 /// Parses one request head with the default [`Config`] in one shot (no resumption state kept:
 /// on [`Status::Partial`], call again with more bytes or use a [`Parser`]).
@@ -138,38 +131,15 @@ pub fn parse_request<'b, 'h>(
 }
 
 impl Parser {
-    /// A parser with the given configuration.
-    #[must_use]
-    pub const fn new(config: Config) -> Parser {
-        Parser {
-            config,
-            p: Progress::NEW,
-        }
-    }
-
-    /// The configuration.
-    #[must_use]
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// Forgets any partial progress (call before parsing a different buffer).
-    pub fn reset(&mut self) {
-        self.p = Progress::NEW;
-    }
-
-    /// Offset of the first byte the next call will look at: everything before it belongs to
-    /// complete lines that will not be scanned again.
-    #[must_use]
-    pub fn resume_offset(&self) -> usize {
-        self.p.pos
-    }
-
     /// Parses (or continues parsing) a request head.
     ///
     /// `buf` must start at the first byte of the request and, on a call after
     /// [`Status::Partial`], must begin with the same bytes as before. `slots` receives one entry
     /// per header line; pass the same slots on every call for one request.
+    ///
+    /// A read buffer of at most [`Config::max_head_bytes`] bytes can fill up with a head that
+    /// is still `Partial` (the limit is only over at one byte more): read into such a buffer
+    /// with [`parse_with_capacity`](Self::parse_with_capacity).
     ///
     /// # Errors
     /// Any [`Error`]; [`Error::status`] says what to answer. The parser resets itself.
@@ -181,34 +151,72 @@ impl Parser {
         buf: &'b [u8],
         slots: &'h mut [HeaderSlot],
     ) -> Result<Status<Request<'b, 'h>>, Error> {
-        match self.run(buf, slots) {
-            Ok(Some((head_len, framing))) => {
-                let p = self.p;
-                self.p = Progress::NEW;
-                let slots: &'h [HeaderSlot] = slots;
-                let method = Method::from_code(
-                    p.method,
-                    buf.get(p.method_start..p.method_end).unwrap_or_default(),
-                );
-                Ok(Status::Complete(Request {
-                    buf,
-                    slots: slots.get(..p.headers).unwrap_or_default(),
-                    method,
-                    target: buf.get(p.method_end + 1..p.target_end).unwrap_or_default(),
-                    form: p.form,
-                    version: p.version,
-                    head_len,
-                    framing,
-                    flags: p.framing.flags,
-                    host: p.framing.host,
-                }))
+        let run = self.run(buf, slots);
+        settle(run, &mut self.p, Progress::NEW, |p, (head_len, framing)| {
+            let slots: &'h [HeaderSlot] = slots;
+            let method = Method::from_code(
+                p.method,
+                buf.get(p.method_start..p.method_end).unwrap_or_default(),
+            );
+            Request {
+                buf,
+                slots: slots.get(..p.lines.count).unwrap_or_default(),
+                method,
+                target: buf.get(p.method_end + 1..p.target_end).unwrap_or_default(),
+                form: p.form,
+                version: p.version,
+                head_len,
+                framing,
+                flags: p.lines.framing.flags,
+                host: p.lines.framing.host,
             }
-            Ok(None) => Ok(Status::Partial),
-            Err(e) => {
-                self.p = Progress::NEW;
-                Err(e)
-            }
-        }
+        })
+    }
+
+    /// [`parse`](Self::parse) for a head read into a buffer of `capacity` bytes, of which
+    /// `buf` is the filled part: when the head is incomplete and `buf` fills the buffer
+    /// (`buf.len() >= capacity`), no read can add to it, so this answers
+    /// [`Error::HeadExceedsBuffer`] (431) where `parse` would say [`Status::Partial`] for ever
+    /// (and a read into the full buffer would return `Ok(0)`, which looks like the end of the
+    /// stream).
+    ///
+    /// `parse` itself only knows the bytes it is given, and reaches
+    /// [`Error::HeadTooLarge`] once more than [`Config::max_head_bytes`] bytes arrived: with a
+    /// buffer of at least `max_head_bytes + 1` bytes the two agree, and the check here never
+    /// fires; with one of at most `max_head_bytes` (a 16 KiB block and the default 16 KiB
+    /// limit), only this tells a head too large for the buffer from one still arriving. It is
+    /// an error of its own, not a limit derived from the buffer, so that one `Config` serves
+    /// buffers of any size and a caller can tell "too large for this buffer" (move the head
+    /// into a larger one, if it has one) from "too large for the server".
+    ///
+    /// # Errors
+    /// As [`parse`](Self::parse), plus [`Error::HeadExceedsBuffer`]. The parser resets itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::{Error, HeaderSlot, Parser};
+    ///
+    /// let mut parser = Parser::default(); // a 16 KiB head limit
+    /// let mut slots = [HeaderSlot::EMPTY; 8];
+    /// let mut block = vec![b'a'; 16 * 1024]; // a read buffer of the same size, filled
+    /// let start = b"GET / HTTP/1.1\r\nCookie: ";
+    /// block[..start.len()].copy_from_slice(start);
+    /// assert!(parser.parse(&block, &mut slots)?.is_partial()); // would wait for ever
+    /// parser.reset();
+    /// let err = parser.parse_with_capacity(&block, block.len(), &mut slots).unwrap_err();
+    /// assert_eq!((err, err.status()), (Error::HeadExceedsBuffer, 431));
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    pub fn parse_with_capacity<'b, 'h>(
+        &mut self,
+        buf: &'b [u8],
+        capacity: usize,
+        slots: &'h mut [HeaderSlot],
+    ) -> Result<Status<Request<'b, 'h>>, Error> {
+        let status = self.parse(buf, slots)?;
+        within_capacity(status, buf.len(), capacity, || self.reset())
     }
 
     /// `Ok(None)`: partial; `Ok(Some(..))`: complete head of that length.
@@ -218,20 +226,13 @@ impl Parser {
         buf: &[u8],
         slots: &mut [HeaderSlot],
     ) -> Result<Option<(usize, BodyFraming)>, Error> {
-        // Never look past the head limit: both a whole-buffer parse and any incremental
-        // sequence then see exactly the same bytes and reach the same verdict.
-        let max_head = self.config.max_head_bytes().min(u32::MAX as usize);
-        let view = buf.get(..max_head).unwrap_or(buf);
-        let truncated = view.len() < buf.len();
-        if !self.p.in_headers {
-            match self.request_line(view, truncated)? {
-                Some(()) => {}
-                None => return Ok(None),
-            }
+        let (view, truncated) = head_view(buf, &self.config);
+        if !self.p.in_headers && self.request_line(view, truncated)?.is_none() {
+            return Ok(None);
         }
-        match self.header_lines(view, slots)? {
-            Some(head_len) => Ok(Some((head_len, self.p.framing.finish(self.p.version)?))),
-            None if truncated => Err(Error::HeadTooLarge),
+        let lines = &mut self.p.lines;
+        match lines.field_lines(view, truncated, slots, &self.config, is_framing_header)? {
+            Some(head_len) => Ok(Some((head_len, lines.framing.finish(self.p.version)?))),
             None => Ok(None),
         }
     }
@@ -240,7 +241,7 @@ impl Parser {
     #[inline(always)]
     fn request_line(&mut self, view: &[u8], truncated: bool) -> Result<Option<()>, Error> {
         let lenient_lf = self.config.allow_bare_lf();
-        let mut i = self.p.pos;
+        let mut i = self.p.lines.pos;
         // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line.
         loop {
             match view.get(i) {
@@ -255,7 +256,7 @@ impl Parser {
                 Some(_) => break,
             }
         }
-        self.p.pos = i;
+        self.p.lines.pos = i;
         let start = i;
         // Scan at most the allowed line (+ CRLF): a longer line is 414 no matter what follows.
         let rl_limit = start
@@ -286,9 +287,11 @@ impl Parser {
                 Some(_) => return Err(Error::InvalidMethod),
             }
         };
-        // request-target SP (RFC 9112 §3.2)
+        // request-target SP (RFC 9112 §3.2). The scan also stops at `#`, which is then
+        // rejected below: no target form has a fragment, a client never sends one
+        // (RFC 9110 §7.1), and routing on a path with `#` in it would route on a fragment.
         let ts = method_end + 1;
-        let te = find_non_vchar(rl, ts);
+        let te = find_non_target(rl, ts);
         match rl.get(te) {
             None => return more(),
             Some(b' ') if te > ts => {}
@@ -300,39 +303,17 @@ impl Parser {
         let Some(v) = rl.get(vs..vs + 8) else {
             return more();
         };
-        // One 8-byte compare for the two versions every client sends.
-        let word = u64::from_le_bytes(v.try_into().unwrap_or_default());
-        let version = match v {
-            _ if word == u64::from_le_bytes(*b"HTTP/1.1") => Version::Http11,
-            _ if word == u64::from_le_bytes(*b"HTTP/1.0") => Version::Http10,
-            // RFC 9112 §2.3, RFC 9110 §6.2: a higher minor version of HTTP/1 is processed as
-            // the highest one implemented.
-            [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor] if minor.is_ascii_digit() => {
-                Version::Http11
-            }
-            [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
-                if major.is_ascii_digit() && minor.is_ascii_digit() =>
+        let version = match http_version(v) {
+            Err(Error::UnsupportedVersion)
+                if v == b"HTTP/2.0" && rl.get(start..te) == Some(b"PRI *") =>
             {
-                let preface = v == b"HTTP/2.0" && rl.get(start..te) == Some(b"PRI *");
-                return Err(if preface {
-                    Error::Http2Preface
-                } else {
-                    Error::UnsupportedVersion
-                });
+                return Err(Error::Http2Preface);
             }
-            _ => return Err(Error::InvalidVersion),
+            v => v?,
         };
         let after = vs + 8;
-        let line_end = match rl.get(after) {
-            None => return more(),
-            Some(b'\r') => match rl.get(after + 1) {
-                Some(b'\n') => after + 2,
-                Some(_) => return Err(Error::BareCr),
-                None => return more(),
-            },
-            Some(b'\n') if lenient_lf => after + 1,
-            Some(b'\n') => return Err(Error::BareLf),
-            Some(_) => return Err(Error::InvalidVersion),
+        let Some(line_end) = line_end(rl, after, lenient_lf, Error::InvalidVersion)? else {
+            return more();
         };
         if after - start > self.config.max_request_line() {
             return Err(Error::RequestLineTooLong);
@@ -340,7 +321,6 @@ impl Parser {
         let target = rl.get(ts..te).unwrap_or_default();
         let form = target_form(method, target)?;
         self.p = Progress {
-            pos: line_end,
             in_headers: true,
             method: method.code(),
             method_start: start,
@@ -348,138 +328,12 @@ impl Parser {
             target_end: te,
             version,
             form,
-            ..self.p
+            lines: Lines {
+                pos: line_end,
+                ..self.p.lines
+            },
         };
         Ok(Some(()))
-    }
-
-    /// Parses header lines up to the empty line. `Ok(Some(head_len))` when complete.
-    #[inline(always)]
-    fn header_lines(
-        &mut self,
-        view: &[u8],
-        slots: &mut [HeaderSlot],
-    ) -> Result<Option<usize>, Error> {
-        let lenient_lf = self.config.allow_bare_lf();
-        let max = slots.len().min(self.config.max_headers());
-        let mut i = self.p.pos;
-        let mut n = self.p.headers;
-        loop {
-            // Line start: the end of the head, a continuation (rejected), or a field name.
-            match view.get(i) {
-                Some(b'\r') => match view.get(i + 1) {
-                    Some(b'\n') => {
-                        self.p.headers = n;
-                        return Ok(Some(i + 2));
-                    }
-                    Some(_) => return Err(Error::BareCr),
-                    None => break,
-                },
-                Some(b'\n') if lenient_lf => {
-                    self.p.headers = n;
-                    return Ok(Some(i + 1));
-                }
-                Some(b'\n') => return Err(Error::BareLf),
-                // RFC 9112 §5.2 (obs-fold) and §2.2 (whitespace before the first field):
-                // a server MUST reject (or unfold, which needs a copy; we reject).
-                Some(b' ' | b'\t') => return Err(Error::ObsFold),
-                Some(_) => {}
-                None => break,
-            }
-            // Another field line is starting: reject now rather than after buffering it.
-            if n >= max {
-                return Err(Error::TooManyHeaders);
-            }
-            // The line's end first: the first control byte other than HTAB (or DEL) from the
-            // line's start. A field name holds none (it is all `tchar`), so this is the value's
-            // end, and the next line's start depends on this one scan only, not on the name's
-            // end as well. The name and the value's OWS are worked out beside it.
-            let (ne, stop) = scan_field_line(view, i);
-            // field-name ":" (RFC 9112 §5.1)
-            match view.get(ne) {
-                Some(b':') if ne > i => {}
-                Some(b' ' | b'\t') if ne > i => return Err(Error::WhitespaceBeforeColon),
-                Some(_) => return Err(Error::InvalidHeaderName),
-                None => break,
-            }
-            let name = view.get(i..ne).unwrap_or_default();
-            let known = classify_token(name);
-            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
-            let (vs, ve) = trim_value(view, ne + 1, stop);
-            // CR LF as one two-byte compare; anything else (bare CR or LF, an invalid byte,
-            // the end of the input) is told apart below.
-            let next = if view.get(stop..stop + 2) == Some(b"\r\n") {
-                stop + 2
-            } else {
-                match view.get(stop) {
-                    Some(b'\r') => match view.get(stop + 1) {
-                        Some(b'\n') => stop + 2,
-                        Some(_) => return Err(Error::BareCr),
-                        // Incomplete line: the loop's exit records how far it got.
-                        None => break,
-                    },
-                    Some(b'\n') if lenient_lf => stop + 1,
-                    Some(b'\n') => return Err(Error::BareLf),
-                    Some(_) => return Err(Error::InvalidHeaderValue),
-                    None => break,
-                }
-            };
-            if let Some(k) = known {
-                if is_framing_header(k) {
-                    self.p.framing.header(k, view, vs, ve, n)?;
-                }
-            }
-            if let Some(slot) = slots.get_mut(n) {
-                // Offsets fit in u32: `view` is at most `u32::MAX` bytes (see `run`).
-                *slot = HeaderSlot {
-                    name_start: i as u32,
-                    name_len: (ne - i) as u32,
-                    value_start: vs as u32,
-                    value_len: (ve - vs) as u32,
-                    known,
-                };
-            }
-            n += 1;
-            i = next;
-        }
-        self.p.pos = i;
-        self.p.headers = n;
-        Ok(None)
-    }
-}
-
-/// The field value in `buf[start..stop]` without its leading and trailing OWS (RFC 9110 §5.5):
-/// `(value start, value end)`. Nearly every value has one SP before it and none after, so these
-/// are a byte test or two each.
-#[inline(always)]
-fn trim_value(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
-    match buf.get(start..stop) {
-        Some([b' ', first, .., last]) if !is_ows(*first) && !is_ows(*last) => (start + 1, stop),
-        Some([b' ', only]) if !is_ows(*only) => (start + 1, stop),
-        _ => trim_value_slow(buf, start, stop),
-    }
-}
-
-/// [`trim_value`] for any OWS.
-#[inline(never)]
-fn trim_value_slow(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
-    let (lead, end) = ows_bounds(buf.get(start..stop).unwrap_or_default());
-    (start + lead, start + end)
-}
-
-/// Whether a byte of a field value is OWS. Only HTAB and SP can be: every other byte below
-/// 0x21 ends the value (it is a control byte other than HTAB), so one compare does.
-#[inline(always)]
-fn is_ows(b: u8) -> bool {
-    b <= b' '
-}
-
-#[inline(always)]
-fn incomplete<T>(truncated: bool) -> Result<Option<T>, Error> {
-    if truncated {
-        Err(Error::HeadTooLarge)
-    } else {
-        Ok(None)
     }
 }
 
@@ -515,32 +369,5 @@ fn other_target_form(method: Method<'_>, t: &[u8]) -> Result<TargetForm, Error> 
             }
         }
         _ => Err(Error::InvalidTarget),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scan::trim_ows;
-
-    #[test]
-    fn trim_value_is_trim_ows_on_every_short_value() {
-        // Every value of up to 6 bytes over OWS, a plain byte and obs-text, after a `:`.
-        let alphabet = [b' ', b'\t', b'a', 0x80];
-        for len in 0..=6u32 {
-            for code in 0..4usize.pow(len) {
-                let mut line = b"x:".to_vec();
-                let mut c = code;
-                for _ in 0..len {
-                    line.push(alphabet[c % 4]);
-                    c /= 4;
-                }
-                let stop = line.len();
-                line.extend_from_slice(b"\r\n");
-                let (vs, ve) = trim_value(&line, 2, stop);
-                assert!(2 <= vs && vs <= ve && ve <= stop, "{line:?}");
-                assert_eq!(&line[vs..ve], trim_ows(&line[2..stop]), "{line:?}");
-            }
-        }
     }
 }

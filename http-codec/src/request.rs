@@ -1,6 +1,6 @@
 //! The parsed request: a zero-copy view over the caller's buffer and header slots.
 
-use crate::header_name::{HeaderName, KnownHeader};
+use crate::fields::{flags, head_accessors, persists, HeaderSlot, Text};
 use crate::uri::split_absolute;
 
 /// The request method (RFC 9110 §9). Methods are case-sensitive, so `get` is an extension
@@ -137,86 +137,6 @@ pub enum BodyFraming {
     Chunked,
 }
 
-/// One caller-provided header slot: byte offsets into the parsed buffer.
-///
-/// Slots hold offsets, not slices, so they carry no lifetime: a connection allocates its slots
-/// once (`[HeaderSlot::EMPTY; 64]` or a `Vec`) and reuses them for every request, so parsing
-/// initialises nothing per request — the same saving httparse gets from `MaybeUninit`, without
-/// `unsafe`. Offsets are also what makes resumable parsing sound: between two calls the caller
-/// may have grown (and moved) its buffer, which would invalidate slices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct HeaderSlot {
-    pub(crate) name_start: u32,
-    pub(crate) name_len: u32,
-    pub(crate) value_start: u32,
-    pub(crate) value_len: u32,
-    pub(crate) known: Option<KnownHeader>,
-}
-
-impl HeaderSlot {
-    /// An unused slot, for array initialisation.
-    pub const EMPTY: HeaderSlot = HeaderSlot {
-        name_start: 0,
-        name_len: 0,
-        value_start: 0,
-        value_len: 0,
-        known: None,
-    };
-
-    /// Resolves the slot against the buffer it was parsed from. Out-of-range offsets (a slot
-    /// paired with the wrong buffer) give empty slices rather than a panic.
-    #[inline]
-    fn resolve<'b>(&self, buf: &'b [u8]) -> Header<'b> {
-        let (ns, vs) = (self.name_start as usize, self.value_start as usize);
-        let raw_name = buf.get(ns..ns + self.name_len as usize).unwrap_or_default();
-        let value = buf
-            .get(vs..vs + self.value_len as usize)
-            .unwrap_or_default();
-        let name = match self.known {
-            Some(k) => HeaderName::Known(k),
-            None => HeaderName::Other(raw_name),
-        };
-        Header {
-            name,
-            raw_name,
-            value,
-        }
-    }
-}
-
-/// A header field line: zero-copy slices into the request buffer.
-///
-/// # Examples
-///
-/// ```
-/// use bufslab_http::{parse_request, HeaderName, HeaderSlot, KnownHeader};
-/// let mut slots = [HeaderSlot::EMPTY; 8];
-/// let buf = b"GET / HTTP/1.1\r\nhost: a\r\nX-Id:  7 \r\n\r\n";
-/// let req = parse_request(buf, &mut slots)?.complete().unwrap();
-/// let h = req.header(1).unwrap();
-/// assert_eq!((h.name, h.raw_name, h.value), (HeaderName::Other(b"X-Id"), &b"X-Id"[..], &b"7"[..]));
-/// assert_eq!(req.header(0).unwrap().name, HeaderName::Known(KnownHeader::Host));
-/// # Ok::<(), bufslab_http::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Header<'b> {
-    /// The classified name.
-    pub name: HeaderName<'b>,
-    /// The name exactly as received (case preserved).
-    pub raw_name: &'b [u8],
-    /// The value with leading and trailing OWS (SP / HTAB) removed (RFC 9110 §5.5).
-    pub value: &'b [u8],
-}
-
-/// Connection tokens and expectations found while parsing (bit set).
-pub(crate) mod flags {
-    pub const CLOSE: u8 = 1;
-    pub const KEEP_ALIVE: u8 = 2;
-    pub const UPGRADE: u8 = 4;
-    pub const EXPECT_CONTINUE: u8 = 8;
-}
-
 /// A complete, validated request head. Everything borrows the caller's buffer (`'b`) and
 /// header slots (`'h`); nothing was allocated or copied.
 ///
@@ -340,55 +260,11 @@ impl<'b, 'h> Request<'b, 'h> {
         self.form
     }
 
-    /// The HTTP version.
-    #[must_use]
-    pub fn version(&self) -> Version {
-        self.version
-    }
-
-    /// Length of the head in bytes, including leading empty lines and the final empty line:
-    /// the body (or the next pipelined request) starts at this offset.
-    #[must_use]
-    pub fn head_len(&self) -> usize {
-        self.head_len
-    }
-
-    /// How the body is delimited.
-    #[must_use]
-    pub fn framing(&self) -> BodyFraming {
-        self.framing
-    }
-
     /// Whether the connection stays open after this exchange (RFC 9112 §9.3): HTTP/1.1 unless
     /// `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`.
     #[must_use]
     pub fn keep_alive(&self) -> bool {
-        if self.flags & flags::CLOSE != 0 {
-            return false;
-        }
-        match self.version {
-            Version::Http11 => true,
-            Version::Http10 => self.flags & flags::KEEP_ALIVE != 0,
-        }
-    }
-
-    /// `Connection` contains `close`.
-    #[must_use]
-    pub fn connection_close(&self) -> bool {
-        self.flags & flags::CLOSE != 0
-    }
-
-    /// `Connection` contains `keep-alive`.
-    #[must_use]
-    pub fn connection_keep_alive(&self) -> bool {
-        self.flags & flags::KEEP_ALIVE != 0
-    }
-
-    /// `Connection` contains `upgrade` (RFC 9110 §7.8); the protocols are in
-    /// `get(KnownHeader::Upgrade)`.
-    #[must_use]
-    pub fn connection_upgrade(&self) -> bool {
-        self.flags & flags::UPGRADE != 0
+        persists(self.version, self.flags)
     }
 
     /// `Expect: 100-continue` was sent (RFC 9110 §10.1.1).
@@ -404,77 +280,11 @@ impl<'b, 'h> Request<'b, 'h> {
         Some(self.slots.get(i)?.resolve(self.buf).value)
     }
 
-    /// Number of header field lines.
-    #[must_use]
-    pub fn header_count(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// The `i`-th header field line, in received order.
-    #[must_use]
-    pub fn header(&self, i: usize) -> Option<Header<'b>> {
-        Some(self.slots.get(i)?.resolve(self.buf))
-    }
-
-    /// All header field lines, in received order.
-    pub fn headers(&self) -> impl ExactSizeIterator<Item = Header<'b>> + 'h
-    where
-        'b: 'h,
-    {
-        let buf = self.buf;
-        self.slots.iter().map(move |s| s.resolve(buf))
-    }
-
-    /// The value of the first field line with this known name.
-    #[must_use]
-    pub fn get(&self, name: KnownHeader) -> Option<&'b [u8]> {
-        let s = self.slots.iter().find(|s| s.known == Some(name))?;
-        Some(s.resolve(self.buf).value)
-    }
-
-    /// The values of all field lines with this known name, in order.
-    pub fn get_all(&self, name: KnownHeader) -> impl Iterator<Item = &'b [u8]> + 'h
-    where
-        'b: 'h,
-    {
-        let buf = self.buf;
-        self.slots
-            .iter()
-            .filter(move |s| s.known == Some(name))
-            .map(move |s| s.resolve(buf).value)
-    }
-
-    /// The value of the first field line whose name equals `name` ASCII case-insensitively
-    /// (known or not).
-    #[must_use]
-    pub fn get_raw(&self, name: &[u8]) -> Option<&'b [u8]> {
-        self.headers()
-            .find(|h| h.raw_name.eq_ignore_ascii_case(name))
-            .map(|h| h.value)
-    }
+    head_accessors!('b, 'h, BodyFraming);
 }
 
 impl core::fmt::Debug for Request<'_, '_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        /// Bytes shown as text, escaping what is not printable ASCII (no allocation).
-        struct Text<'a>(&'a [u8]);
-        impl core::fmt::Debug for Text<'_> {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                write!(f, "\"{}\"", self.0.escape_ascii())
-            }
-        }
-        struct Headers<'r, 'b, 'h>(&'r Request<'b, 'h>);
-        impl core::fmt::Debug for Headers<'_, '_, '_> {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                let buf = self.0.buf;
-                f.debug_map()
-                    .entries(self.0.slots.iter().map(|s| {
-                        let h = s.resolve(buf);
-                        (Text(h.raw_name), Text(h.value))
-                    }))
-                    .finish()
-            }
-        }
         f.debug_struct("Request")
             .field("method", &Text(self.method.as_bytes()))
             .field("target", &Text(self.target))
@@ -482,7 +292,7 @@ impl core::fmt::Debug for Request<'_, '_> {
             .field("framing", &self.framing)
             .field("keep_alive", &self.keep_alive())
             .field("head_len", &self.head_len)
-            .field("headers", &Headers(self))
+            .field("headers", &self.fields_debug())
             .finish()
     }
 }

@@ -60,8 +60,44 @@ status_lines! {
 /// `Expect: 100-continue` (RFC 9110 §10.1.1).
 pub const CONTINUE_100: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
+/// Whether a response with this status code can have content: every code but 1xx
+/// (Informational, RFC 9110 §15.2), 204 (No Content, §15.3.5) and 304 (Not Modified,
+/// §15.4.5). Those responses end at the empty line after their header fields whatever the
+/// fields say (RFC 9112 §6.3), so they carry neither a body nor the framing of one.
+///
+/// [`ResponseHead::content_length`] and [`ResponseHead::chunked`] panic when asked to frame
+/// content for such a status; a server whose status is only known at run time (a handler's
+/// answer, a proxied response) asks this first.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::{status_allows_content, DateCache, ResponseHead};
+///
+/// let date = DateCache::from_unix(0);
+/// let (status, body): (u16, &[u8]) = (204, b""); // from a handler, say
+/// let mut out = Vec::new();
+/// if status_allows_content(status) || body.is_empty() {
+///     ResponseHead::new(&mut out, status).finish_with_length(body.len() as u64, &date);
+///     out.extend_from_slice(body);
+/// }
+/// assert!(out.starts_with(b"HTTP/1.1 204 No Content\r\nDate: "));
+/// assert!(!status_allows_content(101) && !status_allows_content(304));
+/// assert!(status_allows_content(200) && status_allows_content(404));
+/// ```
+#[must_use]
+#[inline]
+pub const fn status_allows_content(code: u16) -> bool {
+    !matches!(code, 100..=199 | 204 | 304)
+}
+
 /// Writes one response head. Create with [`ResponseHead::new`], add headers, then
 /// [`finish`](ResponseHead::finish); write the body after.
+///
+/// The framing methods know the status: [`content_length`](Self::content_length) and
+/// [`chunked`](Self::chunked) never frame content for a status that cannot have any (1xx, 204,
+/// 304; see [`status_allows_content`]), so the head cannot announce a body the client will not
+/// read (or read the next response as one).
 ///
 /// Every method writes with [`BufMut::put_slice`], which panics when the buffer has less spare
 /// capacity than the bytes written. A growable buffer (`BytesMut`, `Vec<u8>`) never runs out;
@@ -91,6 +127,8 @@ pub const CONTINUE_100: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 #[must_use = "call finish() to terminate the head"]
 pub struct ResponseHead<'a, B: BufMut> {
     buf: &'a mut B,
+    /// The status code written (0 when a prefix does not show one), for the framing rules.
+    code: u16,
 }
 
 impl<'a, B: BufMut> ResponseHead<'a, B> {
@@ -122,7 +160,7 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
                 buf.put_slice(b" ");
             }
         }
-        ResponseHead { buf }
+        ResponseHead { buf, code }
     }
 
     /// Continues a head from a precomputed prefix: a status line and header lines written
@@ -150,7 +188,14 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     #[inline]
     pub fn from_prefix(buf: &'a mut B, prefix: &[u8]) -> Self {
         buf.put_slice(prefix);
-        ResponseHead { buf }
+        // The status line's code, `HTTP/1.1 NNN `: the framing rules need it.
+        let code = match prefix.get(9..12) {
+            Some(&[a, b, c]) if [a, b, c].iter().all(u8::is_ascii_digit) => {
+                u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0')
+            }
+            _ => 0,
+        };
+        ResponseHead { buf, code }
     }
 
     /// Adds a known header with a value chosen by the program (a constant, or a value it has
@@ -204,15 +249,55 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
         Ok(self)
     }
 
-    /// Adds `Content-Length: n` (formatted with `itoa`).
+    /// Adds `Content-Length: n` (formatted with `itoa`): the response has `n` bytes of
+    /// content, or would have for a `HEAD` request (RFC 9110 §8.6).
+    ///
+    /// For a status without content (1xx, 204, 304: [`status_allows_content`]) and `n == 0`,
+    /// nothing is written: no content is what such a response has, and its framing is no
+    /// Content-Length at all (RFC 9110 §8.6: a server MUST NOT send one in a 1xx or 204
+    /// response; in a 304 it would have to be the length of the 200 response, not of this
+    /// one). So `finish_with_length(body.len(), ..)` frames an empty body correctly for every
+    /// status, and a server with statuses known only at run time can use it as it is.
     ///
     /// # Panics
-    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
+    /// If the status cannot have content and `n > 0`: such a body is a bug in the caller
+    /// (whatever followed the head would be read as the next response), caught here like an
+    /// index past the end of a slice; check [`status_allows_content`] first when the status
+    /// comes from elsewhere. If `buf` has less spare capacity than the bytes written (see
+    /// [`ResponseHead`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::ResponseHead;
+    /// let mut out = Vec::new();
+    /// ResponseHead::new(&mut out, 200).content_length(0).finish();
+    /// assert_eq!(out, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    /// out.clear();
+    /// ResponseHead::new(&mut out, 204).content_length(0).finish();
+    /// assert_eq!(out, b"HTTP/1.1 204 No Content\r\n\r\n");
+    /// ```
     #[inline]
     pub fn content_length(&mut self, n: u64) -> &mut Self {
+        if !status_allows_content(self.code) {
+            return self.no_content_length(n);
+        }
         let mut b = itoa::Buffer::new();
         self.buf.put_slice(KnownHeader::ContentLength.line_prefix());
         self.buf.put_slice(b.format(n).as_bytes());
+        self
+    }
+
+    /// The framing of content for a status that has none (out of line: never the common
+    /// path).
+    #[cold]
+    #[inline(never)]
+    fn no_content_length(&mut self, n: u64) -> &mut Self {
+        assert!(
+            n == 0,
+            "a {} response cannot have content (RFC 9110 §15), got Content-Length {n}",
+            self.code
+        );
         self
     }
 
@@ -220,9 +305,17 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     /// [`write_last_chunk`].
     ///
     /// # Panics
-    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
+    /// If the status cannot have content (1xx, 204, 304: [`status_allows_content`]): even an
+    /// empty chunked body is the bytes of its last chunk, which the client would read as the
+    /// next response. If `buf` has less spare capacity than the bytes written (see
+    /// [`ResponseHead`]).
     #[inline]
     pub fn chunked(&mut self) -> &mut Self {
+        assert!(
+            status_allows_content(self.code),
+            "a {} response cannot have a chunked body (RFC 9110 §15)",
+            self.code
+        );
         self.buf.put_slice(b"\r\nTransfer-Encoding: chunked");
         self
     }
@@ -234,6 +327,40 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     #[inline]
     pub fn connection_close(&mut self) -> &mut Self {
         self.buf.put_slice(b"\r\nConnection: close");
+        self
+    }
+
+    /// Adds `Connection: keep-alive`: what tells an HTTP/1.0 client that asked to keep the
+    /// connection open (`req.version() == Version::Http10 && req.keep_alive()`) that it stays
+    /// open. An HTTP/1.0 connection persists only when the response says so too (RFC 9112
+    /// §9.3, Appendix C.2.2); an HTTP/1.1 one persists unless told otherwise, so it needs no
+    /// field. Frame such a response with [`content_length`](Self::content_length): an HTTP/1.0
+    /// client cannot read a chunked body (RFC 9112 §6.1), and one delimited by closing the
+    /// connection ends it anyway.
+    ///
+    /// # Panics
+    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::{parse_request, HeaderSlot, ResponseHead, Version};
+    ///
+    /// let mut slots = [HeaderSlot::EMPTY; 4];
+    /// let req = b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    /// let req = parse_request(req, &mut slots)?.complete().unwrap();
+    /// let mut out = Vec::new();
+    /// let mut head = ResponseHead::new(&mut out, 200);
+    /// if req.version() == Version::Http10 && req.keep_alive() {
+    ///     head.keep_alive();
+    /// }
+    /// head.content_length(2).finish();
+    /// assert_eq!(out, b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n");
+    /// # Ok::<(), bufslab_http::Error>(())
+    /// ```
+    #[inline]
+    pub fn keep_alive(&mut self) -> &mut Self {
+        self.buf.put_slice(b"\r\nConnection: keep-alive");
         self
     }
 
@@ -258,10 +385,12 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
 
     /// Adds `Content-Length: n` and the cached `Date`, and ends the head. Every piece but the
     /// digits has a constant length, so after inlining each copy is a few moves, not a
-    /// `memcpy` call.
+    /// `memcpy` call. For a status without content, `n == 0` writes no Content-Length (see
+    /// [`content_length`](Self::content_length)).
     ///
     /// # Panics
-    /// If `buf` has less spare capacity than the bytes written (see [`ResponseHead`]).
+    /// As [`content_length`](Self::content_length): if the status cannot have content and
+    /// `n > 0`, or if `buf` has less spare capacity than the bytes written.
     #[inline]
     pub fn finish_with_length(&mut self, n: u64, date: &DateCache) {
         self.content_length(n).date(date).finish();
@@ -373,6 +502,111 @@ mod tests {
             ResponseHead::from_prefix(&mut b, &prefix).finish_with_length(n, &date);
             assert_eq!(a, b);
         }
+    }
+
+    // RFC 9110 §8.6, §15.2, §15.3.5, §15.4.5; RFC 9112 §6.3: 1xx, 204 and 304 responses end
+    // at their empty line, so they get no Content-Length, not even `0`.
+    #[test]
+    fn rfc9110_8_6_no_content_length_without_content() {
+        let date = DateCache::from_unix(784_111_777);
+        let date_line = "Date: Sun, 06 Nov 1994 08:49:37 GMT";
+        for code in [100u16, 101, 103, 199, 204, 304] {
+            assert!(!status_allows_content(code), "{code}");
+            let mut out = Vec::new();
+            ResponseHead::new(&mut out, code).finish_with_length(0, &date);
+            let line = status_line(code).map_or(format!("HTTP/1.1 {code} "), |l| {
+                String::from_utf8_lossy(l).into_owned()
+            });
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("{line}\r\n{date_line}\r\n\r\n"),
+                "{code}"
+            );
+            // The same from a precomputed prefix, whose status the head reads back.
+            let mut prefix = Vec::new();
+            let _ = ResponseHead::new(&mut prefix, code).static_header(KnownHeader::Server, b"s");
+            let mut out = Vec::new();
+            ResponseHead::from_prefix(&mut out, &prefix)
+                .content_length(0)
+                .finish();
+            assert!(!out.windows(14).any(|w| w == b"Content-Length"), "{code}");
+        }
+        // A normal 200 says `Content-Length: 0`; so does 205, which must (RFC 9110 §15.3.6).
+        for code in [200u16, 205, 404, 500] {
+            assert!(status_allows_content(code), "{code}");
+            let mut out = Vec::new();
+            ResponseHead::new(&mut out, code).finish_with_length(0, &date);
+            let want = format!("\r\nContent-Length: 0\r\n{date_line}\r\n\r\n");
+            assert!(out.ends_with(want.as_bytes()), "{code}");
+            let mut out = Vec::new();
+            ResponseHead::new(&mut out, code).chunked().finish();
+            assert!(
+                out.ends_with(b"\r\nTransfer-Encoding: chunked\r\n\r\n"),
+                "{code}"
+            );
+        }
+        // A code the encoder writes as 500 follows 500's rule.
+        let mut out = Vec::new();
+        ResponseHead::new(&mut out, 7).content_length(3).finish();
+        assert!(out.ends_with(b"500 Internal Server Error\r\nContent-Length: 3\r\n\r\n"));
+    }
+
+    #[test]
+    #[should_panic(expected = "a 204 response cannot have content")]
+    fn rfc9110_15_3_5_content_on_204_panics() {
+        let mut out = Vec::new();
+        let _ = ResponseHead::new(&mut out, 204).content_length(1);
+    }
+
+    #[test]
+    #[should_panic(expected = "a 304 response cannot have content")]
+    fn rfc9110_15_4_5_content_on_304_panics() {
+        let date = DateCache::from_unix(0);
+        let mut out = Vec::new();
+        ResponseHead::new(&mut out, 304).finish_with_length(12, &date);
+    }
+
+    #[test]
+    #[should_panic(expected = "a 100 response cannot have content")]
+    fn rfc9110_15_2_content_on_1xx_panics_also_from_a_prefix() {
+        let mut out = Vec::new();
+        let _ = ResponseHead::from_prefix(&mut out, CONTINUE_100).content_length(5);
+    }
+
+    #[test]
+    #[should_panic(expected = "a 204 response cannot have a chunked body")]
+    fn rfc9110_15_3_5_chunked_204_panics() {
+        let mut out = Vec::new();
+        let _ = ResponseHead::new(&mut out, 204).chunked();
+    }
+
+    #[test]
+    #[should_panic(expected = "a 101 response cannot have a chunked body")]
+    fn rfc9110_15_2_chunked_1xx_panics() {
+        let mut out = Vec::new();
+        let _ = ResponseHead::new(&mut out, 101).chunked();
+    }
+
+    // RFC 9112 §9.3, Appendix C.2.2: an HTTP/1.0 connection persists only if the response says
+    // `Connection: keep-alive` too.
+    #[test]
+    fn rfc9112_9_3_keep_alive_for_http10() {
+        let mut out = Vec::new();
+        ResponseHead::new(&mut out, 200)
+            .keep_alive()
+            .content_length(2)
+            .finish();
+        assert_eq!(
+            out,
+            b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n"
+        );
+        // The same bytes as the known header with that value, as servers wrote it before.
+        let mut by_hand = Vec::new();
+        ResponseHead::new(&mut by_hand, 200)
+            .static_header(KnownHeader::Connection, b"keep-alive")
+            .content_length(2)
+            .finish();
+        assert_eq!(out, by_hand);
     }
 
     #[test]

@@ -61,11 +61,14 @@ const fn ctl_mask(w: u64) -> u64 {
     (!y.wrapping_add(LO * 0x60) | y.wrapping_add(LO)) & !w & HI
 }
 
-/// Mask of bytes that are not VCHAR (`0x21..=0x7e`): below 0x21, DEL, or high bit set.
+/// Mask of bytes that cannot be in a request-target: not VCHAR (`0x21..=0x7e`: below 0x21,
+/// DEL, or high bit set), or `#`. `y ^ '#'` is zero only in a `#` lane, and adding 0x7f to a
+/// 7-bit lane reaches its high bit exactly when the lane is not zero.
 #[inline(always)]
-const fn non_vchar_mask(w: u64) -> u64 {
+const fn non_target_mask(w: u64) -> u64 {
     let y = w & LOW7;
-    (!y.wrapping_add(LO * 0x5f) | y.wrapping_add(LO) | w) & HI
+    let hash = !(y ^ (LO * b'#' as u64)).wrapping_add(LO * 0x7f);
+    (!y.wrapping_add(LO * 0x5f) | y.wrapping_add(LO) | w | hash) & HI
 }
 
 /// Mask of bytes that are not `[A-Za-z0-9-]`: the characters nearly every field name is made
@@ -126,12 +129,19 @@ pub(crate) fn find_ctl(buf: &[u8], i: usize) -> usize {
     find_first(buf, i, ctl_mask, |b| b < 0x20 || b == 0x7f)
 }
 
-/// Index of the first byte at or after `i` that is not VCHAR, or `buf.len()`. This is the
-/// request-target scan: the target ends at SP, and any other non-VCHAR byte (controls, DEL,
-/// obs-text) is invalid in a URI (RFC 3986 §2, RFC 9112 §3.2).
+/// Index of the first byte at or after `i` that is not VCHAR or is `#`, or `buf.len()`. This
+/// is the request-target scan: the target ends at SP, and any other non-VCHAR byte (controls,
+/// DEL, obs-text) is invalid in a URI (RFC 3986 §2, RFC 9112 §3.2). So is `#`: a fragment is
+/// never sent (RFC 9110 §7.1), and none of the four target forms has one (RFC 9112 §3.2).
 #[inline(always)]
-pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
-    find_first(buf, i, non_vchar_mask, |b| !(0x21..=0x7e).contains(&b))
+pub(crate) fn find_non_target(buf: &[u8], i: usize) -> usize {
+    find_first(buf, i, non_target_mask, is_non_target)
+}
+
+/// The byte-at-a-time definition of [`find_non_target`]'s stop.
+#[inline(always)]
+fn is_non_target(b: u8) -> bool {
+    !(0x21..=0x7e).contains(&b) || b == b'#'
 }
 
 /// Index of the first byte at or after `i` that is not `[A-Za-z0-9-]`, or `buf.len()`.
@@ -289,8 +299,8 @@ mod tests {
                 buf[pos] = b;
                 let ctl = b < 0x20 || b == 0x7f;
                 assert_eq!(find_ctl(&buf, 0), if ctl { pos } else { 40 });
-                let nonv = !(0x21..=0x7e).contains(&b);
-                assert_eq!(find_non_vchar(&buf, 0), if nonv { pos } else { 40 });
+                let non_target = !(0x21..=0x7e).contains(&b) || b == b'#';
+                assert_eq!(find_non_target(&buf, 0), if non_target { pos } else { 40 });
                 let nont = !TCHAR[b as usize];
                 assert_eq!(find_non_tchar(&buf, 0), if nont { pos } else { 40 });
                 assert_eq!(find_name_end(&buf, 0), if nont { pos } else { 40 });

@@ -26,8 +26,8 @@
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use core::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_add_epi8, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8,
+        _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
     /// Loads 16 bytes.
@@ -54,16 +54,19 @@ mod x86 {
         }
     }
 
-    /// Lane mask of bytes that are not VCHAR (`0x21..=0x7e`).
+    /// Lane mask of bytes that cannot be in a request-target: not VCHAR (`0x21..=0x7e`), or
+    /// `#`.
     #[inline(always)]
     #[allow(unused_unsafe)]
-    pub(super) fn non_vchar_mask(c: &[u8; 16]) -> u32 {
+    pub(super) fn non_target_mask(c: &[u8; 16]) -> u32 {
         let v = load(c);
         // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
         unsafe {
             // b + 0x5f maps 0x21..=0x7e onto 0x80..=0xdd, the signed bytes below -34.
             let x = _mm_add_epi8(v, _mm_set1_epi8(0x5f));
-            let ok = _mm_cmplt_epi8(x, _mm_set1_epi8(-34));
+            let vchar = _mm_cmplt_epi8(x, _mm_set1_epi8(-34));
+            let hash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'#' as i8));
+            let ok = _mm_andnot_si128(hash, vchar);
             !(_mm_movemask_epi8(ok) as u32) & 0xffff
         }
     }
@@ -158,7 +161,7 @@ fn find16(
 
 // Off x86-64 the scanners are the portable ones themselves.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) use crate::scan::{find_ctl, find_non_reg_name, find_non_vchar, find_not_alnum_dash};
+pub(crate) use crate::scan::{find_ctl, find_non_reg_name, find_non_target, find_not_alnum_dash};
 
 /// Index of the first control byte (`< 0x20`, HTAB included) or DEL at or after `i`.
 #[cfg(target_arch = "x86_64")]
@@ -167,11 +170,11 @@ pub(crate) fn find_ctl(buf: &[u8], i: usize) -> usize {
     find16(buf, i, x86::ctl_mask, crate::scan::find_ctl)
 }
 
-/// Index of the first byte at or after `i` that is not VCHAR (`0x21..=0x7e`).
+/// Index of the first byte at or after `i` that is not VCHAR (`0x21..=0x7e`) or is `#`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn find_non_vchar(buf: &[u8], i: usize) -> usize {
-    find16(buf, i, x86::non_vchar_mask, crate::scan::find_non_vchar)
+pub(crate) fn find_non_target(buf: &[u8], i: usize) -> usize {
+    find16(buf, i, x86::non_target_mask, crate::scan::find_non_target)
 }
 
 /// Index of the first byte at or after `i` that is not `unreserved / sub-delims`.
@@ -277,7 +280,7 @@ mod tests {
     /// Bytes biased towards the classes' boundaries, so random buffers hit every lane case.
     fn interesting() -> impl Strategy<Value = u8> {
         prop_oneof![
-            4 => prop::sample::select(b"aZz09-:_.\x20\x21\x7e".to_vec()),
+            4 => prop::sample::select(b"aZz09-:_.#\x20\x21\x7e".to_vec()),
             1 => prop::sample::select(vec![
                 0u8, 0x09, 0x0a, 0x0d, 0x1f, 0x20, 0x2c, 0x2f, 0x3a, 0x40, 0x5b, 0x60, 0x7b,
                 0x7f, 0x80, 0x9f, 0xa0, 0xc1, 0xdf, 0xe0, 0xff,
@@ -315,10 +318,10 @@ mod tests {
         }
 
         #[test]
-        fn simd_matches_scalar_non_vchar((buf, i) in bufs()) {
+        fn simd_matches_scalar_non_target((buf, i) in bufs()) {
             prop_assert_eq!(
-                find_non_vchar(&buf, i),
-                crate::scan::find_non_vchar(&buf, i).max(i.min(buf.len()))
+                find_non_target(&buf, i),
+                crate::scan::find_non_target(&buf, i).max(i.min(buf.len()))
             );
         }
 
@@ -351,7 +354,10 @@ mod tests {
                 buf.iter().enumerate().skip(i).find(|&(_, &b)| p(b)).map_or(buf.len(), |(k, _)| k)
             };
             prop_assert_eq!(find_ctl(&buf, i), first(&|b| b < 0x20 || b == 0x7f));
-            prop_assert_eq!(find_non_vchar(&buf, i), first(&|b| !(0x21..=0x7e).contains(&b)));
+            prop_assert_eq!(
+                find_non_target(&buf, i),
+                first(&|b| !(0x21..=0x7e).contains(&b) || b == b'#')
+            );
             prop_assert_eq!(
                 find_not_alnum_dash(&buf, i),
                 first(&|b| !(b.is_ascii_alphanumeric() || b == b'-'))
@@ -396,7 +402,10 @@ mod tests {
                         let exp = |flag: bool| if flag && pos >= i { pos } else { len };
                         let exp = |flag| exp(flag).max(i.min(len));
                         assert_eq!(find_ctl(&buf, i), exp(b < 0x20 || b == 0x7f));
-                        assert_eq!(find_non_vchar(&buf, i), exp(!(0x21..=0x7e).contains(&b)));
+                        assert_eq!(
+                            find_non_target(&buf, i),
+                            exp(!(0x21..=0x7e).contains(&b) || b == b'#')
+                        );
                         assert_eq!(
                             find_not_alnum_dash(&buf, i),
                             exp(!(b.is_ascii_alphanumeric() || b == b'-'))

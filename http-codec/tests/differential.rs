@@ -13,16 +13,22 @@
 //! | D5 | rejects an unknown expectation (417) | does not interpret headers | RFC 9110 §10.1.1 |
 //! | D6 | answers 505 for a well-formed version other than 1.0 / 1.1 and recognises the HTTP/2 preface | reports a generic `Version` error | same accept/reject; only the error differs (RFC 9110 §15.6.6) |
 //! | D7 | reports `Partial` on a request line that cannot be judged yet (e.g. `GET / XT`) | fails fast on a version prefix that can never be valid | both end up rejecting; the verdict only differs for a truncated input |
+//! | D8 | rejects a `#` in the request-target (`InvalidTarget`, 400) | accepts it as part of the path | RFC 9112 §3.2: no target form has a fragment; RFC 9110 §7.1: a client never sends one, so a `#` is either an attack on routing or a broken client |
 //!
 //! Errors are not compared one-to-one (the enums differ); accept / reject / partial and all
 //! fields are.
 
 mod common;
+#[path = "common/differential.rs"]
+mod differential;
 
 use std::mem::MaybeUninit;
 
 use bufslab_http::{Config, Error};
 use common::{mutated_request, valid_request, whole, Outcome, Rng};
+use differential::{
+    case, corpus, explained, lenient_agrees, same_head, still_rejected, Case, Tally,
+};
 
 /// httparse's view, owned: None = partial.
 type Theirs =
@@ -46,9 +52,19 @@ fn theirs(buf: &[u8]) -> Theirs {
     }
 }
 
+/// Whether the request-target (the second SP-separated part of the first line) holds a `#`.
+fn target_has_fragment(buf: &[u8]) -> bool {
+    let line = buf
+        .split(|&b| b == b'\n')
+        .find(|l| !l.is_empty() && *l != b"\r");
+    line.and_then(|l| l.split(|&b| b == b' ').nth(1))
+        .is_some_and(|t| t.contains(&b'#'))
+}
+
 /// Which deliberate difference (if any) explains ours rejecting what httparse accepts.
 fn deliberate(err: Error, buf: &[u8]) -> Option<&'static str> {
     Some(match err {
+        Error::InvalidTarget if target_has_fragment(buf) => "D8",
         Error::BareLf => "D1",
         Error::InvalidContentLength
         | Error::ContentLengthWithTransferEncoding
@@ -58,107 +74,109 @@ fn deliberate(err: Error, buf: &[u8]) -> Option<&'static str> {
         Error::MissingHost | Error::MultipleHost | Error::InvalidHost => "D3",
         Error::InvalidTarget => "D4",
         Error::UnsupportedExpectation => "D5",
-        _ => {
-            let _ = buf;
-            return None;
-        }
+        _ => return None,
     })
 }
 
-fn compare(buf: &[u8], ours: &Outcome, theirs: &Theirs, counts: &mut [usize; 8]) {
+/// Checks one input; returns the deliberate difference it showed, if any.
+fn compare(buf: &[u8], ours: &Outcome, theirs: &Theirs, tally: &mut Tally) -> Option<&'static str> {
     let show = || String::from_utf8_lossy(buf).into_owned();
-    match (ours, theirs) {
-        (Ok(Some(o)), Ok(Some((method, path, version, len, headers)))) => {
-            counts[0] += 1;
+    let c = case(ours, theirs);
+    tally.count(&c);
+    match c {
+        Case::BothAccept(o, (method, path, version, len, headers)) => {
             assert_eq!(&o.method, method, "{}", show());
             assert_eq!(&o.target, path, "{}", show());
-            let v = match o.version {
-                bufslab_http::Version::Http10 => 0,
-                bufslab_http::Version::Http11 => 1,
-            };
-            assert_eq!(v, *version, "{}", show());
-            assert_eq!(o.head_len, *len, "{}", show());
-            let ours_h: Vec<(Vec<u8>, Vec<u8>)> = o
-                .headers
-                .iter()
-                .map(|(_, raw, v)| (raw.clone(), v.clone()))
-                .collect();
-            assert_eq!(&ours_h, headers, "{}", show());
-        }
-        (Ok(None), Ok(None)) => counts[1] += 1,
-        (Err(_), Err(_)) => counts[2] += 1,
-        (Err(e), Ok(Some(_))) => {
-            let why = deliberate(*e, buf)
-                .unwrap_or_else(|| panic!("ours rejects ({e:?}), httparse accepts: {:?}", show()));
-            let _ = why;
-            counts[3] += 1;
-        }
-        (Err(e), Ok(None)) => {
-            // Ours decides earlier than httparse: only the limits and checks httparse lacks.
-            deliberate(*e, buf).unwrap_or_else(|| {
-                panic!("ours rejects ({e:?}), httparse says partial: {:?}", show())
-            });
-            counts[4] += 1;
-        }
-        (Ok(None), Err(e)) => {
-            // D7 (httparse rejects an impossible version prefix early) or D1/D4 (httparse
-            // treats the bytes differently): must still be rejected by us once complete.
-            let mut done = buf.to_vec();
-            done.extend_from_slice(b"\r\n\r\n");
-            assert!(
-                !matches!(whole(Config::DEFAULT, &done), Ok(Some(_))),
-                "httparse rejects ({e:?}) what we would accept: {:?}",
-                show()
+            same_head(
+                buf,
+                (o.version, o.head_len, &o.headers),
+                (*version, *len, headers),
             );
-            counts[5] += 1;
         }
-        (Ok(Some(_)), Err(e)) => panic!("ours accepts, httparse rejects ({e:?}): {:?}", show()),
-        (Ok(Some(_)), Ok(None)) => panic!("ours complete, httparse partial: {:?}", show()),
-        (Ok(None), Ok(Some(_))) => panic!("ours partial, httparse complete: {:?}", show()),
+        // Accepted by httparse, or not decided yet (ours decides earlier): only the checks
+        // httparse lacks.
+        Case::OursRejects(e) | Case::OursEarly(e) => {
+            return Some(explained(deliberate(e, buf), e, theirs, buf));
+        }
+        // D7 (httparse rejects an impossible version prefix early) or D1/D4 (httparse treats
+        // the bytes differently).
+        Case::TheirsEarly(e) => {
+            still_rejected(buf, |b| matches!(whole(Config::DEFAULT, b), Ok(Some(_))), e);
+        }
+        Case::TheirsRejects(_, e) => {
+            panic!("ours accepts, httparse rejects ({e:?}): {:?}", show())
+        }
+        Case::Mismatch => panic!("one complete, the other partial: {:?} {theirs:?}", show()),
+        Case::BothPartial | Case::BothReject => {}
     }
+    None
 }
 
 #[test]
 fn differential_against_httparse() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut counts = [0usize; 8];
-    for i in 0..6000 {
-        let buf = if i % 2 == 0 {
-            valid_request(&mut rng)
-        } else {
-            mutated_request(&mut rng)
-        };
-        let ours = whole(Config::DEFAULT, &buf);
-        compare(&buf, &ours, &theirs(&buf), &mut counts);
-    }
-    eprintln!(
-        "both accept {}, both partial {}, both reject {}, deliberate D-rejects {}, ours-early {}, theirs-early {}",
-        counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]
+    let mut tally = Tally::default();
+    let mut fragments = 0;
+    corpus(
+        0x9e37_79b9_7f4a_7c15,
+        6000,
+        valid_request,
+        mutated_request,
+        |buf| {
+            let ours = whole(Config::DEFAULT, buf);
+            if compare(buf, &ours, &theirs(buf), &mut tally) == Some("D8") {
+                fragments += 1;
+            }
+        },
     );
-    // The corpus must exercise agreement, not just disagreement.
-    assert!(counts[0] > 2500 && counts[2] > 500, "{counts:?}");
+    eprintln!("{tally:?}, D8 {fragments}");
+    // The corpus must exercise agreement, not just disagreement, and the fragment rule.
+    assert!(
+        tally.both_accept > 2500 && tally.both_reject > 500 && fragments > 0,
+        "{tally:?}"
+    );
 }
 
 /// With bare LF allowed, D1 disappears: line endings agree exactly with httparse.
 #[test]
 fn differential_bare_lf_lenient_agrees() {
     let cfg = Config::DEFAULT.with_allow_bare_lf(true);
-    let mut rng = Rng(7);
-    for _ in 0..2000 {
-        let buf: Vec<u8> = valid_request(&mut rng)
-            .into_iter()
-            .filter(|&b| b != b'\r')
-            .collect();
-        let ours = whole(cfg, &buf);
-        let t = theirs(&buf);
-        match (&ours, &t) {
-            (Ok(Some(o)), Ok(Some((_, _, _, len, headers)))) => {
-                assert_eq!(o.head_len, *len);
-                assert_eq!(o.headers.len(), headers.len());
-            }
-            (Ok(None), Ok(None)) => {}
-            (Err(_), Ok(Some(_))) => {}
-            other => panic!("{other:?} {:?}", String::from_utf8_lossy(&buf)),
-        }
+    lenient_agrees(
+        7,
+        valid_request,
+        |b| Ok(whole(cfg, b)?.map(|o| (o.head_len, o.headers.len()))),
+        |b| theirs(b).map(|t| t.map(|t| (t.3, t.4.len()))),
+    );
+}
+
+/// D8 on its own: a fragment appended to the target of valid requests is the only difference.
+/// httparse accepts the request with the `#` in its path and otherwise the same fields; ours
+/// rejects it, because routing on `/p#x` would route on what the client meant to keep to
+/// itself (RFC 9110 §7.1) and no request-target form has a fragment (RFC 9112 §3.2).
+#[test]
+fn differential_fragment_is_rejected_where_httparse_accepts() {
+    let mut rng = Rng(0x5eed_f7a9);
+    for _ in 0..500 {
+        let buf = valid_request(&mut rng);
+        let Ok(Some(want)) = whole(Config::DEFAULT, &buf) else {
+            panic!("generator made an invalid request")
+        };
+        let at = buf.iter().position(|&b| b == b' ').unwrap() + 1 + want.target.len();
+        let with_fragment = [&buf[..at], b"#frag", &buf[at..]].concat();
+        assert_eq!(
+            whole(Config::DEFAULT, &with_fragment),
+            Err(Error::InvalidTarget),
+            "{:?}",
+            String::from_utf8_lossy(&with_fragment)
+        );
+        let Ok(Some((_, path, _, len, headers))) = theirs(&with_fragment) else {
+            panic!(
+                "httparse rejects {:?}",
+                String::from_utf8_lossy(&with_fragment)
+            )
+        };
+        assert_eq!(path, [&want.target[..], b"#frag"].concat());
+        assert_eq!(len, want.head_len + 5);
+        assert_eq!(headers.len(), want.headers.len());
+        assert_eq!(deliberate(Error::InvalidTarget, &with_fragment), Some("D8"));
     }
 }

@@ -58,6 +58,12 @@ const REJECT: &[(&str, &[u8], Error)] = &[
     ("9112 §3.2.2 / 3986 §3.2.3 port not digits", b"GET http://a:b/ HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
     ("9112 §3.2.2 / 3986 §3.2.2 invalid IP-literal", b"GET http://[zz]/ HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
     ("9112 §3.2.4 asterisk-form only with OPTIONS", b"GET * HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.1 / 9110 §7.1 fragment in an origin-form target", b"GET /a#frag HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.1 / 9110 §7.1 fragment after a query", b"GET /a?q=1#frag HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.1 / 9110 §7.1 empty fragment", b"GET /# HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2 / 9110 §7.1 a `#` as the whole target", b"GET # HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.2 / 3986 §4.3 fragment in an absolute-form target", b"GET http://a/p#f HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
+    ("9112 §3.2.4 / 9110 §7.1 fragment after the asterisk", b"OPTIONS *#f HTTP/1.1\r\nHost: a\r\n\r\n", Error::InvalidTarget),
     // ---- RFC 9112 §2.3 versions ----
     ("9112 §2.3 version is case-sensitive", b"GET / http/1.1\r\nHost: a\r\n\r\n", Error::InvalidVersion),
     ("9112 §2.3 malformed version", b"GET / HTTP/1.x\r\nHost: a\r\n\r\n", Error::InvalidVersion),
@@ -182,6 +188,116 @@ fn rfc6585_5_head_too_large_is_431() {
     let mut pipelined = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n".to_vec();
     pipelined.extend_from_slice(&[b'G'; 500]);
     assert!(whole(cfg, &pipelined).unwrap().is_some());
+}
+
+/// A request head of exactly `len` bytes (`len >= 32`): one field line takes up the rest.
+fn head_of_len(len: usize) -> Vec<u8> {
+    let base = b"GET / HTTP/1.1\r\nHost: a\r\nX: \r\n\r\n".len();
+    let head = format!(
+        "GET / HTTP/1.1\r\nHost: a\r\nX: {}\r\n\r\n",
+        "v".repeat(len - base)
+    );
+    assert_eq!(head.len(), len);
+    head.into_bytes()
+}
+
+/// The exact boundary of `Config::with_max_head_bytes(n)`: a head of `n` bytes is accepted; `n`
+/// bytes without the end of the head are still partial; `n + 1` are `HeadTooLarge` at once,
+/// however they arrive.
+#[test]
+fn rfc6585_5_head_limit_is_more_than_n_bytes() {
+    for n in [32usize, 64, 100, 1000, 16 * 1024] {
+        let cfg = Config::DEFAULT.with_max_head_bytes(n);
+        let exact = head_of_len(n);
+        assert_eq!(
+            whole(cfg, &exact).map(|s| s.map(|s| s.head_len)),
+            Ok(Some(n)),
+            "{n}"
+        );
+        let longer = head_of_len(n + 1);
+        assert_eq!(whole(cfg, &longer), Err(Error::HeadTooLarge), "{n}");
+        let big = head_of_len(n + 50);
+        assert_eq!(
+            whole(cfg, &big[..n]),
+            Ok(None),
+            "{n} bytes of a longer head"
+        );
+        assert_eq!(
+            whole(cfg, &big[..n + 1]),
+            Err(Error::HeadTooLarge),
+            "{n} + 1 bytes"
+        );
+        // Fed one byte at a time, the verdict comes with byte n + 1, not before.
+        let mut p = Parser::new(cfg);
+        let mut slots = [HeaderSlot::EMPTY; 8];
+        for k in 0..=n {
+            assert_eq!(
+                p.parse(&big[..k], &mut slots).map(|s| s.is_partial()),
+                Ok(true)
+            );
+        }
+        assert_eq!(
+            p.parse(&big[..n + 1], &mut slots).err(),
+            Some(Error::HeadTooLarge)
+        );
+    }
+}
+
+/// A read buffer the size of the head limit (a 16 KiB block with the default 16 KiB limit)
+/// fills up while the head is still partial: `parse` cannot tell, and the next read into the
+/// full buffer returns `Ok(0)`. `parse_with_capacity` ends that with `HeadExceedsBuffer` (431).
+#[test]
+fn rfc6585_5_a_full_read_buffer_is_not_partial_for_ever() {
+    let capacity = 16 * 1024;
+    assert_eq!(Config::DEFAULT.max_head_bytes(), capacity);
+    let big = head_of_len(3 * capacity);
+    let mut slots = [HeaderSlot::EMPTY; 8];
+    // The trap itself.
+    let mut p = Parser::default();
+    assert!(p.parse(&big[..capacity], &mut slots).unwrap().is_partial());
+    // A read loop over a fixed block: reads of 1000 bytes until the block is full.
+    for read in [1000usize, 4096, capacity] {
+        let mut p = Parser::default();
+        let mut filled = 0;
+        let verdict = loop {
+            filled = (filled + read).min(capacity);
+            match p.parse_with_capacity(&big[..filled], capacity, &mut slots) {
+                Ok(s) if s.is_partial() => assert!(filled < capacity, "partial on a full buffer"),
+                other => break other.map(|_| ()),
+            }
+        };
+        assert_eq!((verdict, filled), (Err(Error::HeadExceedsBuffer), capacity));
+        assert_eq!(Error::HeadExceedsBuffer.status(), 431);
+        assert_eq!(p.resume_offset(), 0, "the error resets the parser");
+    }
+    // A head that fits exactly is complete, not an error, though it fills the buffer.
+    let exact = head_of_len(capacity);
+    let mut p = Parser::default();
+    let r = p.parse_with_capacity(&exact, capacity, &mut slots).unwrap();
+    assert_eq!(r.complete().map(|r| r.head_len()), Some(capacity));
+    // With one byte of room more than the limit, `parse` reaches `HeadTooLarge` on its own,
+    // and `parse_with_capacity` says the same.
+    let mut p = Parser::default();
+    assert_eq!(
+        p.parse(&big[..capacity + 1], &mut slots).err(),
+        Some(Error::HeadTooLarge)
+    );
+    assert_eq!(
+        p.parse_with_capacity(&big[..capacity + 1], capacity + 1, &mut slots)
+            .err(),
+        Some(Error::HeadTooLarge)
+    );
+    // A smaller buffer than the limit: the same distinct error, well before the limit.
+    let mut p = Parser::default();
+    assert_eq!(
+        p.parse_with_capacity(&big[..4096], 4096, &mut slots).err(),
+        Some(Error::HeadExceedsBuffer)
+    );
+    // Room left: still partial.
+    assert!(p
+        .parse_with_capacity(&big[..4095], 4096, &mut slots)
+        .unwrap()
+        .is_partial());
 }
 
 #[test]
@@ -468,6 +584,26 @@ fn rfc9112_3_2_host_values() {
         let buf = [&b"GET / HTTP/1.1\r\nHost: "[..], host, b"\r\n\r\n"].concat();
         assert_eq!(ok(&buf).host.as_deref(), Some(host));
     }
+}
+
+/// A fragment is rejected as soon as its `#` arrives, not after the request line completes.
+#[test]
+fn rfc9110_7_1_fragment_rejected_at_its_first_byte() {
+    let buf = b"GET /index.html#top HTTP/1.1\r\nHost: a\r\n\r\n";
+    let hash = buf.iter().position(|&b| b == b'#').unwrap();
+    for k in 0..=hash {
+        assert_eq!(whole(Config::DEFAULT, &buf[..k]), Ok(None), "prefix {k}");
+    }
+    for k in hash + 1..=buf.len() {
+        assert_eq!(
+            whole(Config::DEFAULT, &buf[..k]),
+            Err(Error::InvalidTarget),
+            "prefix {k}"
+        );
+    }
+    // Percent-encoded, it is a plain path byte.
+    let s = ok(b"GET /a%23b HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(s.target, b"/a%23b");
 }
 
 #[test]

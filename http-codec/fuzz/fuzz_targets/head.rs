@@ -3,19 +3,23 @@
 //! walked (every accessor) and its body decoded.
 #![no_main]
 
-use bufslab_http::{BodyDecoder, Config, Error, HeaderSlot, Parser, Status, TargetForm};
+use bufslab_http::{BodyDecoder, Error, HeaderSlot, Parser, Status, TargetForm};
 use libfuzzer_sys::fuzz_target;
 
-// The integration tests' owned summary of a parse, so both compare the same fields.
+// The integration tests' owned summary of a parse and their feeding of growing prefixes, so
+// both compare the same fields in the same way.
 #[path = "../../tests/common/mod.rs"]
 mod common;
-use common::{summarize, Summary};
+use common::{feed, summarize, Summary};
+mod split;
+use split::Run;
 
-fn run(cfg: Config, buf: &[u8], cuts: &[usize], slots: usize) -> Result<Option<Summary>, Error> {
-    let mut storage = vec![HeaderSlot::EMPTY; slots];
+fn run(r: &Run<'_>) -> Result<Option<Summary>, Error> {
+    let (cfg, buf) = (r.cfg, r.buf);
+    let mut storage = vec![HeaderSlot::EMPTY; r.slots];
     let mut p = Parser::new(cfg);
-    for &k in cuts.iter().chain(std::iter::once(&buf.len())) {
-        match p.parse(&buf[..k.min(buf.len())], &mut storage)? {
+    feed(buf, r.cuts, |prefix| {
+        match p.parse(prefix, &mut storage)? {
             Status::Complete(r) => {
                 let s = summarize(&r);
                 assert!(s.head_len <= buf.len());
@@ -43,46 +47,13 @@ fn run(cfg: Config, buf: &[u8], cuts: &[usize], slots: usize) -> Result<Option<S
                 // Decode (or skip) whatever body follows; must not panic either way.
                 let mut body = BodyDecoder::with_config(r.framing(), &cfg);
                 let _ = body.skip(&buf[s.head_len..]);
-                return Ok(Some(s));
+                Ok(Some(s))
             }
-            Status::Partial => {}
+            Status::Partial => Ok(None),
         }
-    }
-    Ok(None)
+    })
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, buf)) = data.split_first() else {
-        return;
-    };
-    let cfg = Config::DEFAULT
-        .with_allow_bare_lf(mode & 1 != 0)
-        .with_max_head_bytes(if mode & 2 != 0 {
-            64 + (mode as usize) * 4
-        } else {
-            16 * 1024
-        })
-        .with_max_request_line(if mode & 4 != 0 {
-            8 + (mode as usize)
-        } else {
-            8 * 1024
-        })
-        .with_max_headers(if mode & 8 != 0 { 3 } else { 100 });
-    let slots = if mode & 16 != 0 { 2 } else { 64 };
-    let want = run(cfg, buf, &[], slots);
-    if let Err(e) = want {
-        assert!(matches!(e.status(), 400 | 414 | 417 | 431 | 501 | 505));
-        assert!(!e.to_string().is_empty());
-    }
-    // Every prefix in turn (bounded, to keep executions fast).
-    if buf.len() <= 1024 {
-        let every: Vec<usize> = (0..buf.len()).collect();
-        assert_eq!(run(cfg, buf, &every, slots), want);
-    }
-    // Two split points taken from the input.
-    let a = (mode as usize * 7) % (buf.len() + 1);
-    let b = (a + buf.len() / 3) % (buf.len() + 1);
-    let mut two = [a, b];
-    two.sort_unstable();
-    assert_eq!(run(cfg, buf, &two, slots), want);
+    split::split_independent(data, &[400, 414, 417, 431, 501, 505], run);
 });

@@ -1,9 +1,11 @@
 //! Shared helpers for the integration tests: an owned summary of a parse result (so results
-//! from different buffers and calls compare with `==`), and a small deterministic generator.
+//! from different buffers and calls compare with `==`), and a small deterministic generator of
+//! requests and responses.
 #![allow(dead_code)]
 
 use bufslab_http::{
-    BodyFraming, Config, Error, HeaderSlot, Parser, Request, Status, TargetForm, Version,
+    BodyFraming, Config, Error, Header, HeaderSlot, Method, Parser, Request, Response,
+    ResponseFraming, ResponseParser, TargetForm, Version,
 };
 
 /// Everything observable about a parsed head, owned.
@@ -37,29 +39,30 @@ pub fn summarize(r: &Request<'_, '_>) -> Summary {
         upgrade: r.connection_upgrade(),
         expect_continue: r.expect_continue(),
         host: r.host().map(<[u8]>::to_vec),
-        headers: r
-            .headers()
-            .map(|h| {
-                (
-                    h.name.as_bytes().to_vec(),
-                    h.raw_name.to_vec(),
-                    h.value.to_vec(),
-                )
-            })
-            .collect(),
+        headers: owned_headers(r.headers()),
     }
+}
+
+/// (classified name bytes, raw name, value) of each field line.
+fn owned_headers<'b>(
+    headers: impl Iterator<Item = Header<'b>>,
+) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+    headers
+        .map(|h| {
+            (
+                h.name.as_bytes().to_vec(),
+                h.raw_name.to_vec(),
+                h.value.to_vec(),
+            )
+        })
+        .collect()
 }
 
 pub type Outcome = Result<Option<Summary>, Error>;
 
 /// Parses `buf` in one call.
 pub fn whole(cfg: Config, buf: &[u8]) -> Outcome {
-    let mut slots = [HeaderSlot::EMPTY; 64];
-    let mut p = Parser::new(cfg);
-    match p.parse(buf, &mut slots)? {
-        Status::Complete(r) => Ok(Some(summarize(&r))),
-        Status::Partial => Ok(None),
-    }
+    fed(cfg, buf, &[])
 }
 
 /// Feeds `buf` to one parser as a growing prefix, cutting at each position in `cuts` (sorted),
@@ -67,14 +70,75 @@ pub fn whole(cfg: Config, buf: &[u8]) -> Outcome {
 pub fn fed(cfg: Config, buf: &[u8], cuts: &[usize]) -> Outcome {
     let mut slots = [HeaderSlot::EMPTY; 64];
     let mut p = Parser::new(cfg);
+    feed(buf, cuts, |b| {
+        Ok(p.parse(b, &mut slots)?.complete().map(|r| summarize(&r)))
+    })
+}
+
+/// Calls `parse` (one call of a resumable parser, `None` for partial) on growing prefixes of
+/// `buf`, cut at each position in `cuts` and then whole, until it is not partial.
+pub fn feed<T>(
+    buf: &[u8],
+    cuts: &[usize],
+    mut parse: impl FnMut(&[u8]) -> Result<Option<T>, Error>,
+) -> Result<Option<T>, Error> {
     for &k in cuts.iter().chain(std::iter::once(&buf.len())) {
-        let k = k.min(buf.len());
-        match p.parse(&buf[..k], &mut slots)? {
-            Status::Complete(r) => return Ok(Some(summarize(&r))),
-            Status::Partial => {}
+        if let Some(done) = parse(&buf[..k.min(buf.len())])? {
+            return Ok(Some(done));
         }
     }
     Ok(None)
+}
+
+/// Everything observable about a parsed response head, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseSummary {
+    pub version: Version,
+    pub status: u16,
+    pub reason: Vec<u8>,
+    pub head_len: usize,
+    pub framing: ResponseFraming,
+    pub keep_alive: bool,
+    pub close: bool,
+    pub upgrade: bool,
+    /// (classified name bytes, raw name, value)
+    pub headers: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+}
+
+pub fn summarize_response(r: &Response<'_, '_>) -> ResponseSummary {
+    ResponseSummary {
+        version: r.version(),
+        status: r.status(),
+        reason: r.reason().to_vec(),
+        head_len: r.head_len(),
+        framing: r.framing(),
+        keep_alive: r.keep_alive(),
+        close: r.connection_close(),
+        upgrade: r.connection_upgrade(),
+        headers: owned_headers(r.headers()),
+    }
+}
+
+pub type ResponseOutcome = Result<Option<ResponseSummary>, Error>;
+
+/// Parses the response `buf` to a `method` request in one call.
+pub fn whole_response(cfg: Config, method: Method<'_>, buf: &[u8]) -> ResponseOutcome {
+    fed_response(cfg, method, buf, &[])
+}
+
+/// [`fed`] for a response to a `method` request.
+pub fn fed_response(
+    cfg: Config,
+    method: Method<'_>,
+    buf: &[u8],
+    cuts: &[usize],
+) -> ResponseOutcome {
+    let mut slots = [HeaderSlot::EMPTY; 64];
+    let mut p = ResponseParser::new(cfg);
+    feed(buf, cuts, |b| {
+        let status = p.parse(b, method, &mut slots)?;
+        Ok(status.complete().map(|r| summarize_response(&r)))
+    })
 }
 
 /// xorshift64*: a tiny deterministic generator, so corpora are reproducible without a
@@ -150,6 +214,19 @@ pub fn valid_request(rng: &mut Rng) -> Vec<u8> {
     } else {
         b" HTTP/1.1\r\n"
     });
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    if !http10 || rng.chance(50) {
+        let host: &[u8] =
+            rng.pick_bytes(&[&b"example.com"[..], b"localhost:8080", b"[::1]:80", b""]);
+        lines.push([&recase(rng, b"host")[..], b": ", host].concat());
+    }
+    fields_and_body(rng, &mut out, lines, http10);
+    out
+}
+
+/// Appends random field lines to `lines`, maybe a framing or `Connection` field and its body,
+/// then writes them all, the empty line and the body to `out`.
+fn fields_and_body(rng: &mut Rng, out: &mut Vec<u8>, mut lines: Vec<Vec<u8>>, http10: bool) {
     let names: &[&'static [u8]] = &[
         b"Accept",
         b"User-Agent",
@@ -165,12 +242,6 @@ pub fn valid_request(rng: &mut Rng) -> Vec<u8> {
         b"Content-Type",
         b"Upgrade",
     ];
-    let mut lines: Vec<Vec<u8>> = Vec::new();
-    if !http10 || rng.chance(50) {
-        let host: &[u8] =
-            rng.pick_bytes(&[&b"example.com"[..], b"localhost:8080", b"[::1]:80", b""]);
-        lines.push([&recase(rng, b"host")[..], b": ", host].concat());
-    }
     for _ in 0..rng.below(12) {
         let name = if rng.chance(20) {
             (0..1 + rng.below(20)).map(|_| *rng.pick(TCHARS)).collect()
@@ -231,18 +302,60 @@ pub fn valid_request(rng: &mut Rng) -> Vec<u8> {
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(&body);
-    out
 }
 
 /// A request with a few random byte edits biased towards the bytes HTTP framing cares about.
 pub fn mutated_request(rng: &mut Rng) -> Vec<u8> {
-    let mut buf = valid_request(rng);
+    let buf = valid_request(rng);
+    mutate(rng, buf)
+}
+
+/// A valid response head (and maybe a body) built from random parts: any status line the
+/// grammar allows, then the same field lines and framing as [`valid_request`] makes.
+pub fn valid_response(rng: &mut Rng) -> Vec<u8> {
+    let http10 = rng.chance(15);
+    let mut out: Vec<u8> = if http10 {
+        b"HTTP/1.0 ".to_vec()
+    } else {
+        b"HTTP/1.1 ".to_vec()
+    };
+    let code = if rng.chance(20) {
+        100 + rng.below(500)
+    } else {
+        *rng.pick(&[
+            100, 101, 200, 201, 204, 206, 301, 302, 304, 400, 404, 500, 503,
+        ])
+    };
+    out.extend_from_slice(format!("{code} ").as_bytes());
+    let reason: &[u8] = rng.pick_bytes(&[
+        &b"OK"[..],
+        b"",
+        b"Not Found",
+        b"Continue",
+        b" two  spaces\t and a tab ",
+        b"caf\xc3\xa9",
+        b"!#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",
+    ]);
+    out.extend_from_slice(reason);
+    out.extend_from_slice(b"\r\n");
+    fields_and_body(rng, &mut out, Vec::new(), http10);
+    out
+}
+
+/// A response with a few random byte edits, as [`mutated_request`].
+pub fn mutated_response(rng: &mut Rng) -> Vec<u8> {
+    let buf = valid_response(rng);
+    mutate(rng, buf)
+}
+
+/// One to three random byte edits biased towards the bytes HTTP framing cares about.
+fn mutate(rng: &mut Rng, mut buf: Vec<u8>) -> Vec<u8> {
     for _ in 0..1 + rng.below(3) {
         if buf.is_empty() {
             break;
         }
         let at = rng.below(buf.len());
-        let b = *rng.pick(b"\r\n \t:\0\x7f\x01\x80,;\"(/@aZ9-");
+        let b = *rng.pick(b"\r\n \t:\0\x7f\x01\x80,;\"(/@aZ9-#");
         match rng.below(3) {
             0 => buf[at] = b,
             1 => buf.insert(at, b),

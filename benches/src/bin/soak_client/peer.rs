@@ -5,6 +5,8 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::thread;
 use std::time::Duration;
 
+use bufslab_http::{Config, HeaderSlot, Method, ResponseParser, Status};
+
 /// Longest a read or a write may block before the answer counts as missing.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -14,6 +16,14 @@ const WRITE_ASIDE: usize = 32 * 1024;
 
 /// A response head larger than this is malformed.
 const MAX_RESPONSE_HEAD: usize = 16 * 1024;
+
+/// More response fields than this are malformed.
+const MAX_RESPONSE_FIELDS: usize = 100;
+
+/// How response heads are read: the codec's strict rules, with the limits above.
+const RESPONSE_HEAD: Config = Config::DEFAULT
+    .with_max_head_bytes(MAX_RESPONSE_HEAD)
+    .with_max_headers(MAX_RESPONSE_FIELDS);
 
 /// Why an exchange did not give the expected answer.
 #[derive(Debug)]
@@ -183,35 +193,41 @@ impl Peer {
         }
     }
 
+    /// One response head, read with the codec's response parser. Its framing is left to
+    /// [`body`](Self::body), which knows whether the request was a HEAD.
     pub fn head(&mut self) -> Result<Head, Fail> {
         self.got = self.avail().len() as u64;
-        let status_line = self.line()?;
-        let mut parts = status_line.splitn(3, ' ');
-        let version = parts.next().unwrap_or_default().to_owned();
-        let status = parts
-            .next()
-            .and_then(|s| s.parse::<u16>().ok())
-            .filter(|_| version.starts_with("HTTP/1."))
-            .ok_or_else(|| Fail::Wrong(format!("bad status line {status_line:?}")))?;
-        let mut fields = Vec::new();
+        let mut parser = ResponseParser::new(RESPONSE_HEAD);
+        let mut slots = [HeaderSlot::EMPTY; MAX_RESPONSE_FIELDS];
         loop {
-            let line = self.line()?;
-            if line.is_empty() {
-                break;
-            }
-            let (name, value) = line
-                .split_once(':')
-                .ok_or_else(|| Fail::Wrong(format!("bad field line {line:?}")))?;
-            fields.push((name.to_ascii_lowercase(), value.trim().to_owned()));
-            if fields.len() > 100 {
-                return Err(Fail::Wrong("over 100 response fields".to_owned()));
+            match parser.parse(self.avail(), Method::Get, &mut slots) {
+                Ok(Status::Complete(r)) => {
+                    let head = Head {
+                        // As received: the parser reads HTTP/1.2 to 1.9 as HTTP/1.1.
+                        version: String::from_utf8_lossy(&self.avail()[..8]).into_owned(),
+                        status: r.status(),
+                        fields: r
+                            .headers()
+                            .map(|h| {
+                                let name = String::from_utf8_lossy(h.raw_name);
+                                (name.to_ascii_lowercase(), lossy(h.value))
+                            })
+                            .collect(),
+                    };
+                    self.pos += r.head_len();
+                    return Ok(head);
+                }
+                Ok(Status::Partial) => self.fill()?,
+                Err(e) => {
+                    let got = self.avail();
+                    let shown = &got[..got.len().min(200)];
+                    return Err(Fail::Wrong(format!(
+                        "bad response head ({e}): {:?}",
+                        lossy(shown)
+                    )));
+                }
             }
         }
-        Ok(Head {
-            version,
-            status,
-            fields,
-        })
     }
 
     /// A chunked body, appended to `out` as it comes (so a cut-short one shows what came).
@@ -324,6 +340,10 @@ impl Peer {
     }
 }
 
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// A connected `Peer` whose server side writes `bytes` and closes.
 #[cfg(test)]
 pub fn peer_reading(bytes: Vec<u8>) -> Peer {
@@ -379,6 +399,30 @@ mod tests {
             }
             other => panic!("expected the end of input, got {:?}", other.map(|r| r.body)),
         }
+    }
+
+    #[test]
+    fn heads_over_the_limits_are_wrong() {
+        let head = |fields: usize, value: usize| {
+            let mut h = b"HTTP/1.1 200 OK\r\n".to_vec();
+            for i in 0..fields {
+                h.extend_from_slice(format!("X-{i}: {}\r\n", "v".repeat(value)).as_bytes());
+            }
+            h.extend_from_slice(b"Content-Length: 0\r\n\r\n");
+            h
+        };
+        let r = peer_reading(head(MAX_RESPONSE_FIELDS - 1, 1)).response(false);
+        assert_eq!(
+            r.expect("100 fields").head.fields.len(),
+            MAX_RESPONSE_FIELDS
+        );
+        let r = peer_reading(head(MAX_RESPONSE_FIELDS, 1)).response(false);
+        assert!(matches!(r, Err(Fail::Wrong(_))), "101 fields");
+        let r = peer_reading(head(1, MAX_RESPONSE_HEAD)).response(false);
+        assert!(matches!(r, Err(Fail::Wrong(_))), "a head over 16 KiB");
+        // The version as received, though the parser reads it as HTTP/1.1.
+        let r = peer_reading(b"HTTP/1.5 204 No Content\r\n\r\n".to_vec()).response(false);
+        assert_eq!(r.expect("HTTP/1.5").head.version, "HTTP/1.5");
     }
 
     #[test]

@@ -1,0 +1,351 @@
+//! What the request and the response head parsers share (RFC 9112 §2, §5): the view of the
+//! input the head limit allows, the HTTP-version, and the field-line loop with its value
+//! trimming. A request and a response differ only in their first line and in which field
+//! lines their framing depends on; everything after the first line is parsed by the same code
+//! ([`Lines::field_lines`]), so the two cannot drift apart in what they accept.
+//!
+//! The field-line loop: each line is scanned from its first byte for two things at once: its
+//! end (the first control byte other than HTAB, which must be the CR of CR LF) and its name's
+//! end (the first non-`tchar` byte, which must be the `:`). The value is what lies between,
+//! less its OWS. The next line's start depends only on the first scan, so consecutive lines
+//! overlap in the CPU instead of waiting on name, then value.
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::fields::HeaderSlot;
+use crate::framing::Framing;
+use crate::header_name::{classify_token, KnownHeader};
+use crate::parse::Status;
+use crate::request::Version;
+use crate::scan::ows_bounds;
+use crate::simd::scan_field_line;
+
+/// The construction and resumption plumbing of a head parser: `Default`, `new`, `config`,
+/// `reset` and `resume_offset` for a struct `$t` with the fields `config: Config` and
+/// `p: Progress`, where `Progress` (the parser's module's own) has a `NEW` value and its
+/// `lines` are [`Lines`]. The same for both parsers, so written once.
+macro_rules! parser_basics {
+    ($t:ident) => {
+        impl Default for $t {
+            fn default() -> Self {
+                $t::new($crate::Config::DEFAULT)
+            }
+        }
+
+        impl $t {
+            /// A parser with the given configuration.
+            #[must_use]
+            pub const fn new(config: $crate::Config) -> $t {
+                $t {
+                    config,
+                    p: Progress::NEW,
+                }
+            }
+
+            /// The configuration (pass it on to the body decoder, for its chunked limits).
+            #[must_use]
+            pub fn config(&self) -> &$crate::Config {
+                &self.config
+            }
+
+            /// Forgets any partial progress (call before parsing a different buffer).
+            pub fn reset(&mut self) {
+                self.p = Progress::NEW;
+            }
+
+            /// Offset of the first byte the next call will look at: everything before it
+            /// belongs to complete lines that will not be scanned again.
+            #[must_use]
+            pub fn resume_offset(&self) -> usize {
+                self.p.lines.pos
+            }
+        }
+    };
+}
+pub(crate) use parser_basics;
+
+/// Turns a parser's `run` (`Ok(None)`: partial, `Ok(Some(r))`: complete, or an error) into the
+/// call's result. On `Partial` the progress stays for the next call; on completion `make`
+/// builds the head from it, on an error it is dropped, and either way `new` takes its place,
+/// ready for the next head.
+#[inline(always)]
+pub(crate) fn settle<P: Copy, R, T>(
+    run: Result<Option<R>, Error>,
+    progress: &mut P,
+    new: P,
+    make: impl FnOnce(P, R) -> T,
+) -> Result<Status<T>, Error> {
+    match run {
+        Ok(Some(r)) => {
+            let p = core::mem::replace(progress, new);
+            Ok(Status::Complete(make(p, r)))
+        }
+        Ok(None) => Ok(Status::Partial),
+        Err(e) => {
+            *progress = new;
+            Err(e)
+        }
+    }
+}
+
+/// A parse call's status for a head read into a buffer of `capacity` bytes, of which `len` are
+/// filled: `Partial` from a full buffer can never become anything else, since no read can add
+/// to it, so it is [`Error::HeadExceedsBuffer`] instead, after `reset`.
+#[inline(always)]
+pub(crate) fn within_capacity<T>(
+    status: Status<T>,
+    len: usize,
+    capacity: usize,
+    reset: impl FnOnce(),
+) -> Result<Status<T>, Error> {
+    if status.is_partial() && len >= capacity {
+        reset();
+        return Err(Error::HeadExceedsBuffer);
+    }
+    Ok(status)
+}
+
+/// The part of `buf` a parser may look at: at most the head limit (and `u32::MAX`, so that
+/// offsets fit a [`HeaderSlot`]), and whether `buf` holds more than that. Never looking past
+/// the limit is what gives a whole-buffer parse and any incremental sequence the same bytes,
+/// and so the same verdict.
+#[inline(always)]
+pub(crate) fn head_view<'b>(buf: &'b [u8], config: &Config) -> (&'b [u8], bool) {
+    let max_head = config.max_head_bytes().min(u32::MAX as usize);
+    let view = buf.get(..max_head).unwrap_or(buf);
+    (view, view.len() < buf.len())
+}
+
+/// HTTP-version (RFC 9112 §2.3) from the 8 bytes that hold it. A higher minor version of
+/// HTTP/1 is HTTP/1.1 (RFC 9110 §6.2: processed as the highest one implemented); another
+/// well-formed major version is [`Error::UnsupportedVersion`], anything else
+/// [`Error::InvalidVersion`].
+#[inline(always)]
+pub(crate) fn http_version(v: &[u8]) -> Result<Version, Error> {
+    // One 8-byte compare for the two versions every peer sends.
+    let word = u64::from_le_bytes(v.try_into().unwrap_or_default());
+    match v {
+        _ if word == u64::from_le_bytes(*b"HTTP/1.1") => Ok(Version::Http11),
+        _ if word == u64::from_le_bytes(*b"HTTP/1.0") => Ok(Version::Http10),
+        [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor] if minor.is_ascii_digit() => {
+            Ok(Version::Http11)
+        }
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && minor.is_ascii_digit() =>
+        {
+            Err(Error::UnsupportedVersion)
+        }
+        _ => Err(Error::InvalidVersion),
+    }
+}
+
+/// The end of a line whose content ends at `at` (RFC 9112 §2.2): `Ok(Some(start of the next
+/// line))`, `Ok(None)` when the input ends first; a CR not followed by LF is
+/// [`Error::BareCr`], a bare LF [`Error::BareLf`] unless `lenient_lf`, any other byte
+/// `other`.
+#[inline(always)]
+pub(crate) fn line_end(
+    buf: &[u8],
+    at: usize,
+    lenient_lf: bool,
+    other: Error,
+) -> Result<Option<usize>, Error> {
+    match buf.get(at) {
+        None => Ok(None),
+        Some(b'\r') => match buf.get(at + 1) {
+            Some(b'\n') => Ok(Some(at + 2)),
+            Some(_) => Err(Error::BareCr),
+            None => Ok(None),
+        },
+        Some(b'\n') if lenient_lf => Ok(Some(at + 1)),
+        Some(b'\n') => Err(Error::BareLf),
+        Some(_) => Err(other),
+    }
+}
+
+/// Where a head's field lines stand between calls: the offset of the first incomplete line,
+/// the field lines before it, and what their framing fields declared.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lines {
+    /// Offset of the first byte not yet part of a complete line.
+    pub(crate) pos: usize,
+    /// Complete field lines so far (the slots they fill).
+    pub(crate) count: usize,
+    pub(crate) framing: Framing,
+}
+
+impl Lines {
+    pub(crate) const NEW: Lines = Lines {
+        pos: 0,
+        count: 0,
+        framing: Framing::NEW,
+    };
+
+    /// Parses field lines from `self.pos` up to the empty line that ends the head, into
+    /// `slots[self.count..]`, handing the framing fields (those `wants`) to `self.framing` as
+    /// each line completes: the header section of a request and of a response alike
+    /// (RFC 9112 §5). `Ok(Some(head_len))` when the head is complete. When the input ends
+    /// first, `Ok(None)` with `self` at the first incomplete line, so that the next call
+    /// resumes there, or [`Error::HeadTooLarge`] when `truncated`: the view was cut at the
+    /// head limit ([`head_view`]).
+    #[inline(always)]
+    pub(crate) fn field_lines(
+        &mut self,
+        view: &[u8],
+        truncated: bool,
+        slots: &mut [HeaderSlot],
+        config: &Config,
+        wants: impl Fn(KnownHeader) -> bool,
+    ) -> Result<Option<usize>, Error> {
+        let lenient_lf = config.allow_bare_lf();
+        let max = slots.len().min(config.max_headers());
+        let mut i = self.pos;
+        let mut n = self.count;
+        loop {
+            // Line start: the end of the head, a continuation (rejected), or a field name.
+            match view.get(i) {
+                Some(b'\r') => match view.get(i + 1) {
+                    Some(b'\n') => {
+                        self.count = n;
+                        return Ok(Some(i + 2));
+                    }
+                    Some(_) => return Err(Error::BareCr),
+                    None => break,
+                },
+                Some(b'\n') if lenient_lf => {
+                    self.count = n;
+                    return Ok(Some(i + 1));
+                }
+                Some(b'\n') => return Err(Error::BareLf),
+                // RFC 9112 §5.2 (obs-fold) and §2.2 (whitespace before the first field):
+                // a server MUST reject or unfold, a user agent unfold, a proxy answer 502 or
+                // unfold. Unfolding needs a copy, so both parsers reject.
+                Some(b' ' | b'\t') => return Err(Error::ObsFold),
+                Some(_) => {}
+                None => break,
+            }
+            // Another field line is starting: reject now rather than after buffering it.
+            if n >= max {
+                return Err(Error::TooManyHeaders);
+            }
+            // The line's end first: the first control byte other than HTAB (or DEL) from the
+            // line's start. A field name holds none (it is all `tchar`), so this is the value's
+            // end, and the next line's start depends on this one scan only, not on the name's
+            // end as well. The name and the value's OWS are worked out beside it.
+            let (ne, stop) = scan_field_line(view, i);
+            // field-name ":" (RFC 9112 §5.1)
+            match view.get(ne) {
+                Some(b':') if ne > i => {}
+                Some(b' ' | b'\t') if ne > i => return Err(Error::WhitespaceBeforeColon),
+                Some(_) => return Err(Error::InvalidHeaderName),
+                None => break,
+            }
+            let name = view.get(i..ne).unwrap_or_default();
+            let known = classify_token(name);
+            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
+            let (vs, ve) = trim_value(view, ne + 1, stop);
+            // CR LF as one two-byte compare; anything else (bare CR or LF, an invalid byte,
+            // the end of the input) is told apart below.
+            let next = if view.get(stop..stop + 2) == Some(b"\r\n") {
+                stop + 2
+            } else {
+                match view.get(stop) {
+                    Some(b'\r') => match view.get(stop + 1) {
+                        Some(b'\n') => stop + 2,
+                        Some(_) => return Err(Error::BareCr),
+                        // Incomplete line: the loop's exit records how far it got.
+                        None => break,
+                    },
+                    Some(b'\n') if lenient_lf => stop + 1,
+                    Some(b'\n') => return Err(Error::BareLf),
+                    Some(_) => return Err(Error::InvalidHeaderValue),
+                    None => break,
+                }
+            };
+            if let Some(k) = known {
+                if wants(k) {
+                    self.framing.header(k, view, vs, ve, n)?;
+                }
+            }
+            if let Some(slot) = slots.get_mut(n) {
+                // Offsets fit in u32: `view` is at most `u32::MAX` bytes (see `head_view`).
+                *slot = HeaderSlot {
+                    name_start: i as u32,
+                    name_len: (ne - i) as u32,
+                    value_start: vs as u32,
+                    value_len: (ve - vs) as u32,
+                    known,
+                };
+            }
+            n += 1;
+            i = next;
+        }
+        self.pos = i;
+        self.count = n;
+        incomplete(truncated)
+    }
+}
+
+/// The field value in `buf[start..stop]` without its leading and trailing OWS (RFC 9110 §5.5):
+/// `(value start, value end)`. Nearly every value has one SP before it and none after, so these
+/// are a byte test or two each.
+#[inline(always)]
+fn trim_value(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
+    match buf.get(start..stop) {
+        Some([b' ', first, .., last]) if !is_ows(*first) && !is_ows(*last) => (start + 1, stop),
+        Some([b' ', only]) if !is_ows(*only) => (start + 1, stop),
+        _ => trim_value_slow(buf, start, stop),
+    }
+}
+
+/// [`trim_value`] for any OWS.
+#[inline(never)]
+fn trim_value_slow(buf: &[u8], start: usize, stop: usize) -> (usize, usize) {
+    let (lead, end) = ows_bounds(buf.get(start..stop).unwrap_or_default());
+    (start + lead, start + end)
+}
+
+/// Whether a byte of a field value is OWS. Only HTAB and SP can be: every other byte below
+/// 0x21 ends the value (it is a control byte other than HTAB), so one compare does.
+#[inline(always)]
+fn is_ows(b: u8) -> bool {
+    b <= b' '
+}
+
+/// The answer when the input ends inside a line: more bytes are needed, unless the view was
+/// cut at the head limit, when no more will be looked at.
+#[inline(always)]
+pub(crate) fn incomplete<T>(truncated: bool) -> Result<Option<T>, Error> {
+    if truncated {
+        Err(Error::HeadTooLarge)
+    } else {
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::trim_ows;
+
+    #[test]
+    fn trim_value_is_trim_ows_on_every_short_value() {
+        // Every value of up to 6 bytes over OWS, a plain byte and obs-text, after a `:`.
+        let alphabet = [b' ', b'\t', b'a', 0x80];
+        for len in 0..=6u32 {
+            for code in 0..4usize.pow(len) {
+                let mut line = b"x:".to_vec();
+                let mut c = code;
+                for _ in 0..len {
+                    line.push(alphabet[c % 4]);
+                    c /= 4;
+                }
+                let stop = line.len();
+                line.extend_from_slice(b"\r\n");
+                let (vs, ve) = trim_value(&line, 2, stop);
+                assert!(2 <= vs && vs <= ve && ve <= stop, "{line:?}");
+                assert_eq!(&line[vs..ve], trim_ows(&line[2..stop]), "{line:?}");
+            }
+        }
+    }
+}
