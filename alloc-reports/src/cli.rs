@@ -15,8 +15,9 @@ use crate::scenario::{Scenario, UnknownScenario};
 pub const USAGE: &str = "\
 usage: alloc-reports [flags]
 
-Runs each scenario against an in-process server of each subject, with dhat as the global
-allocator, and reports heap allocations per request, the subjects side by side.
+Runs each scenario against a fresh server of each subject and reports heap allocations per
+request, the subjects side by side: servers in this process counted by dhat, server binaries
+counted by a preloaded allocation counter.
 
   --requests N       measured requests per scenario (default: each scenario's own)
   --warmup N         requests before the measured window (default 200)
@@ -26,12 +27,17 @@ allocator, and reports heap allocations per request, the subjects side by side.
   --io MODE          server-demo's I/O driver: epoll, uring or auto; repeatable, one
                      subject each (default: epoll and uring). Where io_uring is refused,
                      server-demo-uring is skipped with the reason
+  --process NAME=CMD a server binary of your own, as subject NAME: CMD is its command line,
+                     split on whitespace, with {port} where it must listen on 127.0.0.1
+                     (e.g. 'mine=target/release/mine --listen 127.0.0.1:{port}'); repeatable
   --out DIR          where the report goes (default: alloc-reports/out)
   -h, --help         this text
 
 scenarios: plaintext json pipelined-16 echo-1k echo-chunked-64k not-found connect-close
            malformed-400 plaintext-queue plaintext-stack
-subjects (built in): server-demo-epoll server-demo-uring server-demo-auto hyper
+subjects (built in), in process: server-demo-epoll server-demo-uring server-demo-auto hyper
+           as binaries: server-demo-bin-epoll server-demo-bin-uring server-demo-bin-auto
+           hyper-bin may-minihttp-bin nginx (where installed)
 ";
 
 /// What the command line asks for.
@@ -45,6 +51,8 @@ pub enum Command {
         subjects: Vec<String>,
         /// The I/O modes whose server-demo subjects run, in the order given.
         io: Vec<IoMode>,
+        /// `--process` subjects, `NAME=COMMAND` each, in the order given.
+        processes: Vec<String>,
         /// Requests and warm-up.
         options: Options,
         /// Output directory.
@@ -124,6 +132,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
     let mut scenarios = Vec::new();
     let mut subjects = Vec::new();
     let mut io = Vec::new();
+    let mut processes = Vec::new();
     let mut options = Options::default();
     let mut out = default_out();
     while let Some(arg) = p.next()? {
@@ -153,6 +162,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
                     io.push(mode);
                 }
             }
+            Arg::Long("process") => processes.push(text(&mut p, "--process")?),
             Arg::Long("out") => out = PathBuf::from(p.value()?),
             other => return Err(server_demo::CliError::not_expected(other).into()),
         }
@@ -167,6 +177,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
         scenarios,
         subjects,
         io,
+        processes,
         options,
         out,
     })
@@ -202,7 +213,8 @@ mod tests {
     fn flags() {
         let cmd = parse(args(
             "--requests 50 --warmup=0 --scenario json --scenario malformed-400 --scenario json \
-             --subject hyper --subject hyper --io uring --io=auto --io uring --out /tmp/x",
+             --subject hyper --subject hyper --io uring --io=auto --io uring --out /tmp/x \
+             --process mine=./srv:{port}",
         ))
         .unwrap();
         assert_eq!(
@@ -211,6 +223,7 @@ mod tests {
                 scenarios: vec![Scenario::Json, Scenario::Malformed],
                 subjects: vec!["hyper".to_owned()],
                 io: vec![IoMode::Uring, IoMode::Auto],
+                processes: vec!["mine=./srv:{port}".to_owned()],
                 options: Options {
                     requests: Some(50),
                     warmup: 0

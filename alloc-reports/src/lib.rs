@@ -33,6 +33,7 @@
 pub mod chart;
 pub mod cli;
 pub mod client;
+pub mod gate;
 pub mod machine;
 pub mod measure;
 pub mod report;

@@ -58,6 +58,53 @@ pub enum Profile<'a> {
     File(&'a Path),
 }
 
+/// How a subject's allocations are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// dhat as this process's global allocator, the server running in this process: exact
+    /// per call site, with a profile and backtraces for each run.
+    Dhat,
+    /// The preloaded counter (`LD_PRELOAD`, [`crate::subject::Process`]) in the server's
+    /// own process: every allocation through the C heap, any language, counts only.
+    Preload,
+}
+
+impl Method {
+    /// The name in the report's `counted by` column.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Dhat => "dhat",
+            Method::Preload => "preload",
+        }
+    }
+}
+
+/// A heap's counters at one moment, as dhat's [`dhat::HeapStats`] has them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeapCounts {
+    /// Allocations so far (a `realloc` of a live block is one).
+    pub total_blocks: u64,
+    /// Bytes those allocations asked for.
+    pub total_bytes: u64,
+    /// The largest live heap so far, in bytes.
+    pub max_bytes: usize,
+    /// Live blocks at that peak.
+    pub max_blocks: usize,
+}
+
+impl From<dhat::HeapStats> for HeapCounts {
+    fn from(h: dhat::HeapStats) -> Self {
+        HeapCounts {
+            total_blocks: h.total_blocks,
+            total_bytes: h.total_bytes,
+            max_bytes: h.max_bytes,
+            max_blocks: h.max_blocks,
+        }
+    }
+}
+
 /// A point of the cumulative-allocation curve.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Sample {
@@ -80,6 +127,8 @@ pub struct Measurement {
     pub strategy: Option<&'static str>,
     /// The server's I/O driver, for a server that has a choice.
     pub driver: Option<&'static str>,
+    /// How the allocations were counted.
+    pub method: Method,
     /// Warm-up requests, before the window.
     pub warmup: u64,
     /// Requests in the window.
@@ -148,6 +197,9 @@ pub enum MeasureError {
     },
     /// The server did not finish closing connections in time.
     Stalled,
+    /// A subject counted by [`Method::Preload`] whose server gave no counts
+    /// ([`Running::heap`]).
+    NoCounts,
 }
 
 impl fmt::Display for MeasureError {
@@ -168,6 +220,9 @@ impl fmt::Display for MeasureError {
                 "the server still had connections open {} s after the last response",
                 SETTLE.as_secs()
             ),
+            MeasureError::NoCounts => f.write_str(
+                "the server's process gave no allocation counts (was the counter preloaded?)",
+            ),
         }
     }
 }
@@ -179,7 +234,8 @@ impl std::error::Error for MeasureError {
             MeasureError::Client(e) => Some(e),
             MeasureError::NotApplicable
             | MeasureError::Unexpected { .. }
-            | MeasureError::Stalled => None,
+            | MeasureError::Stalled
+            | MeasureError::NoCounts => None,
         }
     }
 }
@@ -327,14 +383,19 @@ impl Prepared {
         settle(server.as_ref(), self.kept_open())?;
         progress(Stage::WarmedUp(self.warm_writes * per_write));
 
+        let method = subject.method();
+        let heap = || match method {
+            Method::Dhat => Ok(HeapCounts::from(dhat::HeapStats::get())),
+            Method::Preload => server.heap().ok_or(MeasureError::NoCounts),
+        };
         let misses_before = server.pool().map(|p| p.misses);
         let started = Instant::now();
-        let before = dhat::HeapStats::get();
+        let before = heap()?;
         self.samples.push(Sample::default());
         for i in 1..=self.writes {
             self.once(addr)?;
             if i % self.step == 0 && i < self.writes {
-                let now = dhat::HeapStats::get();
+                let now = heap()?;
                 self.samples.push(Sample {
                     requests: i * per_write,
                     allocations: now.total_blocks - before.total_blocks,
@@ -343,7 +404,7 @@ impl Prepared {
         }
         // A closed connection is the server's work too: wait for it inside the window.
         settle(server.as_ref(), self.kept_open())?;
-        let after = dhat::HeapStats::get();
+        let after = heap()?;
         let window = started.elapsed();
         let pool_misses = server
             .pool()
@@ -370,6 +431,7 @@ impl Prepared {
             description: scenario.description(),
             strategy,
             driver,
+            method,
             warmup: self.warm_writes * per_write,
             requests,
             connections: match scenario.shape() {

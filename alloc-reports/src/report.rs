@@ -62,9 +62,10 @@ impl std::error::Error for ReportError {
     }
 }
 
-const HEADER: [&str; 14] = [
+const HEADER: [&str; 15] = [
     "scenario",
     "server",
+    "counted by",
     "driver",
     "free list",
     "requests",
@@ -85,12 +86,13 @@ const NONE: &str = "–";
 /// The table as Markdown, columns padded so it reads the same on a terminal.
 #[must_use]
 pub fn table(measurements: &[Measurement]) -> String {
-    let rows: Vec<[String; 14]> = measurements
+    let rows: Vec<[String; 15]> = measurements
         .iter()
         .map(|m| {
             [
                 format!("`{}`", m.scenario),
                 m.subject.clone(),
+                m.method.name().to_owned(),
                 m.driver.unwrap_or(NONE).to_owned(),
                 m.strategy.unwrap_or(NONE).to_owned(),
                 m.requests.to_string(),
@@ -122,13 +124,13 @@ pub fn table(measurements: &[Measurement]) -> String {
     line(
         &mut out,
         &widths,
-        widths.iter().enumerate().map(|(i, _)| ("", i > 3)),
+        widths.iter().enumerate().map(|(i, _)| ("", i > 4)),
     );
     for row in &rows {
         line(
             &mut out,
             &widths,
-            row.iter().enumerate().map(|(i, c)| (c.as_str(), i > 3)),
+            row.iter().enumerate().map(|(i, c)| (c.as_str(), i > 4)),
         );
     }
     out
@@ -186,22 +188,33 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(&table(&report.scenarios));
     out.push_str(
         "\n\
-        Counts are dhat's, over every thread of the process (server and client) between two \
-        snapshots taken after warm-up: `allocations` and `bytes` are what was allocated in \
-        that window, and the per-request columns divide them by its requests. `allocs/new \
-        conn` is for scenarios that open a connection per request. `peak heap` is the \
-        largest live heap since the scenario's server started, its pool's preallocated slabs \
-        included. The pool columns, for a server built on bufslab, are read after the window: \
-        blocks still rented, the peak of bytes out of the shared free lists, and the window's \
-        gets that found a free list empty. `–`: does not apply.\n\n\
+        `counted by`: `dhat` for a server in alloc-reports' own process, dhat its global \
+        allocator, counting every thread of the process (server and client; the client \
+        allocates nothing in the window) between two snapshots taken after warm-up; \
+        `preload` for a server binary in a process of its own, counted by alloc-reports' \
+        allocation counter in `LD_PRELOAD` (every call of the C heap's allocation functions \
+        in that process and the children it forks, whatever the language) between two reads \
+        at the same points. Both count a `realloc` of a live block as one allocation. \
+        `allocations` and `bytes` are what was allocated in that window, and the per-request \
+        columns divide them by its requests. `allocs/new conn` is for scenarios that open a \
+        connection per request. `peak heap` is the largest live heap since the scenario's \
+        server started, its pool's preallocated slabs included (for `preload`, in the C \
+        allocator's usable sizes, a little above what was asked for). The pool columns, for a \
+        server built on bufslab in process, are read after the window: blocks still rented, \
+        the peak of bytes out of the shared free lists, and the window's gets that found a \
+        free list empty. `–`: does not apply.\n\n\
         Servers: one worker each. server-demo with idle eviction off and every other setting \
         at its default but the I/O driver, one subject per driver (`server-demo-epoll`, \
         `server-demo-uring`; `driver`: the one that ran); hyper 1.x as the load harness's \
         `hyper_baseline` (one current-thread tokio runtime, `http1` with pipeline flush). \
-        The allocation sites of each run, start-up included, are in \
-        `dhat-<server>-<scenario>.json` (open it in dhat's \
-        `dh_view.html`); `allocs.svg` plots each window's cumulative allocations against its \
-        requests, one panel per scenario, one line per server.\n",
+        The `-bin` subjects are the same servers as release binaries (`server-demo --workers \
+        1 --io MODE`, `hyper_baseline --workers 1`; server-demo's binary keeps idle eviction \
+        on its 10 s timer), `may-minihttp-bin` the load harness's `may_baseline --workers 1`, \
+        and `nginx` Debian's nginx with one worker process, serving the same plaintext and \
+        json bodies with `return`. The allocation sites of each dhat run, start-up included, \
+        are in `dhat-<server>-<scenario>.json` (open it in dhat's `dh_view.html`); \
+        `allocs.svg` plots each window's cumulative allocations against its requests, one \
+        panel per scenario, one line per server.\n",
     );
     for s in &report.skipped {
         let _ = write!(out, "\nNot run on {}: skipped: {}.\n", s.subject, s.reason);
@@ -269,6 +282,7 @@ mod tests {
             description: "",
             strategy: None,
             driver: None,
+            method: crate::measure::Method::Dhat,
             warmup: 0,
             requests: 100,
             connections: 0,

@@ -16,16 +16,17 @@ use server_demo::IoMode;
 use crate::chart::{self, ChartError};
 use crate::cli::{self, CliError, Command, USAGE};
 use crate::machine::Provenance;
-use crate::measure::{self, MeasureError, Options, Profile, Stage};
+use crate::measure::{self, MeasureError, Method, Options, Profile, Stage};
 use crate::report::{self, Report, ReportError, Skipped};
 use crate::scenario::Scenario;
-use crate::subject::{answers_to, valid_name, Subject};
+use crate::subject::{answers_to, valid_name, Process, Subject};
 
 /// Why a run failed.
 #[derive(Debug)]
 enum Error {
     Cli(CliError),
     BadSubjectName(String),
+    BadProcess(String),
     OutDir(PathBuf, std::io::Error),
     Measure(String, &'static str, MeasureError),
     Report(ReportError),
@@ -40,6 +41,7 @@ impl fmt::Display for Error {
                 f,
                 "subject name `{name}`: use lowercase letters, digits and `-`, each name once"
             ),
+            Error::BadProcess(reason) => write!(f, "flag `--process`: {reason}"),
             Error::OutDir(dir, e) => write!(f, "cannot create {}: {e}", dir.display()),
             Error::Measure(subject, scenario, e) => write!(f, "{subject}, {scenario}: {e}"),
             Error::Report(e) => e.fmt(f),
@@ -63,10 +65,27 @@ pub fn main_with(subjects: &[Box<dyn Subject>]) -> ExitCode {
             scenarios,
             subjects: names,
             io,
+            processes,
             options,
             out,
         }) => {
-            let chosen = match choose(subjects, &names, &io) {
+            let extra = match processes
+                .iter()
+                .map(|spec| Process::from_spec(spec).map_err(Error::BadProcess))
+                .collect::<Result<Vec<_>, _>>()
+            {
+                Ok(extra) => extra,
+                Err(e) => {
+                    eprintln!("alloc-reports: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let all: Vec<&dyn Subject> = subjects
+                .iter()
+                .map(AsRef::as_ref)
+                .chain(extra.iter().map(|p| p as &dyn Subject))
+                .collect();
+            let chosen = match choose(&all, &names, &io) {
                 Ok(chosen) => chosen,
                 Err(e) => {
                     eprintln!("alloc-reports: {e}");
@@ -93,7 +112,7 @@ pub fn main_with(subjects: &[Box<dyn Subject>]) -> ExitCode {
 /// subject with an I/O mode only where `io` has its mode, unless a name gives it whole
 /// (`server-demo-auto` runs with any `--io`; `server-demo` is each variant that `io` keeps).
 fn choose<'a>(
-    subjects: &'a [Box<dyn Subject>],
+    subjects: &[&'a dyn Subject],
     names: &[String],
     io: &[IoMode],
 ) -> Result<Vec<&'a dyn Subject>, Error> {
@@ -105,7 +124,7 @@ fn choose<'a>(
     }
     if let Some(name) = names
         .iter()
-        .find(|name| !subjects.iter().any(|s| answers_to(s.as_ref(), name)))
+        .find(|name| !subjects.iter().any(|s| answers_to(*s, name)))
     {
         let known = subjects.iter().map(|s| s.name().to_owned()).collect();
         return Err(Error::Cli(CliError::Subject(name.clone(), known)));
@@ -113,7 +132,7 @@ fn choose<'a>(
     let io_kept = |s: &dyn Subject| s.io().map_or(true, |mode| io.contains(&mode));
     let chosen = subjects
         .iter()
-        .map(AsRef::as_ref)
+        .copied()
         .filter(|&s| {
             if names.is_empty() {
                 io_kept(s)
@@ -176,12 +195,17 @@ fn run(
     let mut measurements = Vec::with_capacity(runs.len());
     for (subject, scenario) in runs {
         bar.set_message(format!("{} {}", subject.name(), scenario.name()));
-        let profile = out.join(format!("dhat-{}-{}.json", subject.name(), scenario.name()));
+        let profile_path = out.join(format!("dhat-{}-{}.json", subject.name(), scenario.name()));
+        // A subject in another process has no dhat profile: this process's would be the client's.
+        let profile = match subject.method() {
+            Method::Dhat => Profile::File(&profile_path),
+            Method::Preload => Profile::Testing,
+        };
         let m = measure::run_profiled(
             subject,
             scenario,
             options,
-            Profile::File(&profile),
+            profile,
             &mut |stage| match stage {
                 Stage::WarmedUp(n) | Stage::Measured(n) => bar.inc(n),
             },
@@ -226,7 +250,8 @@ mod tests {
 
     fn names(subjects: &[Box<dyn Subject>], asked: &[&str], io: &[IoMode]) -> Vec<String> {
         let asked: Vec<String> = asked.iter().map(|&n| n.to_owned()).collect();
-        match choose(subjects, &asked, io) {
+        let subjects: Vec<&dyn Subject> = subjects.iter().map(AsRef::as_ref).collect();
+        match choose(&subjects, &asked, io) {
             Ok(chosen) => chosen.iter().map(|s| s.name().to_owned()).collect(),
             Err(e) => vec![e.to_string()],
         }
@@ -238,11 +263,31 @@ mod tests {
         let both = cli::DEFAULT_IO;
         assert_eq!(
             names(&all, &[], &both),
-            ["server-demo-epoll", "server-demo-uring", "hyper"]
+            [
+                "server-demo-epoll",
+                "server-demo-uring",
+                "hyper",
+                "server-demo-bin-epoll",
+                "server-demo-bin-uring",
+                "hyper-bin",
+                "may-minihttp-bin",
+                "nginx"
+            ]
         );
         assert_eq!(
             names(&all, &[], &[IoMode::Auto]),
-            ["server-demo-auto", "hyper"]
+            [
+                "server-demo-auto",
+                "hyper",
+                "server-demo-bin-auto",
+                "hyper-bin",
+                "may-minihttp-bin",
+                "nginx"
+            ]
+        );
+        assert_eq!(
+            names(&all, &["server-demo-bin"], &[IoMode::Epoll]),
+            ["server-demo-bin-epoll"]
         );
         // The family name: each variant `--io` keeps; the report keeps the subjects' order.
         assert_eq!(

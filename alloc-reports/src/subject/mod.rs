@@ -81,12 +81,15 @@ use std::net::SocketAddr;
 
 use ::server_demo::{IoMode, PoolStats};
 
+use crate::measure::{HeapCounts, Method};
 use crate::scenario::Scenario;
 
 mod hyper;
+mod process;
 mod server_demo;
 
 pub use self::hyper::Hyper;
+pub use self::process::{Process, Program};
 pub use self::server_demo::ServerDemo;
 
 /// Why a subject's server did not start or stop cleanly: whatever error the server has.
@@ -130,6 +133,14 @@ pub trait Subject {
     fn unavailable(&self) -> Option<String> {
         None
     }
+
+    /// How this subject's allocations are counted: [`Method::Dhat`] (the default) for a
+    /// server in this process under dhat, [`Method::Preload`] for a server in a process of
+    /// its own that counts through the preloaded counter and reports through
+    /// [`Running::heap`].
+    fn method(&self) -> Method {
+        Method::Dhat
+    }
 }
 
 /// A server that a [`Subject`] started. Nothing here may allocate: `open_connections` and
@@ -162,6 +173,13 @@ pub trait Running {
         None
     }
 
+    /// The heap's counters now, for a server whose allocations are counted outside this
+    /// process's allocator ([`Method::Preload`]); `None` (the default) for one counted by
+    /// dhat. Read at the window's two ends and between them for the curve.
+    fn heap(&self) -> Option<HeapCounts> {
+        None
+    }
+
     /// Stops the server and waits for its threads, so that every allocation it makes is
     /// over before the profile is written.
     ///
@@ -170,8 +188,11 @@ pub trait Running {
     fn stop(self: Box<Self>) -> Result<(), SubjectError>;
 }
 
-/// The built-in subjects, in report order: server-demo under each I/O mode (epoll, uring,
-/// auto), then hyper. `--io` picks among the server-demo ones (by default epoll and uring).
+/// The built-in subjects, in report order: in this process under dhat, server-demo under
+/// each I/O mode (epoll, uring, auto) and hyper; then as binaries under the preloaded counter
+/// ([`Process`]), server-demo's own binary under each mode, the hyper and may-minihttp
+/// baselines of the load harness, and nginx where it is installed. `--io` picks among the
+/// server-demo ones (by default epoll and uring).
 #[must_use]
 pub fn builtin() -> Vec<Box<dyn Subject>> {
     vec![
@@ -179,6 +200,12 @@ pub fn builtin() -> Vec<Box<dyn Subject>> {
         Box::new(ServerDemo::with_io(IoMode::Uring)),
         Box::new(ServerDemo::with_io(IoMode::Auto)),
         Box::new(Hyper),
+        Box::new(process::server_demo(IoMode::Epoll)),
+        Box::new(process::server_demo(IoMode::Uring)),
+        Box::new(process::server_demo(IoMode::Auto)),
+        Box::new(process::hyper()),
+        Box::new(process::may_minihttp()),
+        Box::new(process::nginx()),
     ]
 }
 
@@ -218,7 +245,13 @@ mod tests {
                 "server-demo-epoll",
                 "server-demo-uring",
                 "server-demo-auto",
-                "hyper"
+                "hyper",
+                "server-demo-bin-epoll",
+                "server-demo-bin-uring",
+                "server-demo-bin-auto",
+                "hyper-bin",
+                "may-minihttp-bin",
+                "nginx",
             ]
         );
         assert!(names.iter().all(|n| valid_name(n)));
