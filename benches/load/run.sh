@@ -20,7 +20,7 @@ Prints medians over the rounds and the ratios between servers.
   --warmup S          seconds of wrk before each measured run (env WARMUP, default 3)
   --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024,newconn
                       (env SCENARIOS, default all)
-  --servers LIST      comma-separated, from: server-demo,demo-uring,hyper,may-minihttp,floor
+  --servers LIST      comma-separated, from: server-demo,demo-uring,demo-stack,demo-prev,hyper,may-minihttp,floor
                       (env SERVERS, default all)
   --parts LIST        comma-separated, from: load,rss,syscalls,instructions (env PARTS,
                       default all)
@@ -43,8 +43,11 @@ plaintext = GET /plaintext, 64 connections; json = GET /json, 64 connections;
 c1024 = GET /plaintext, 1024 connections; newconn = GET /plaintext, a new connection per
 request, 256 at a time (ab -c 256, HTTP/1.0 without keep-alive; the floor is left out).
 
-Servers: server-demo = server-demo --io epoll; demo-uring = server-demo --io uring (left out,
-with the reason, where io_uring is refused); hyper, may-minihttp, floor = the baselines.
+Servers: server-demo = server-demo --io epoll (the pool's queue free list, its default);
+demo-uring = server-demo --io uring (left out, with the reason, where io_uring is refused);
+demo-stack = server-demo --io epoll --pool-strategy stack (the free-list A/B against
+server-demo); demo-prev = the server-demo binary in PREV_DEMO (another revision, built
+elsewhere), --io epoll, paired against server-demo; hyper, may-minihttp, floor = the baselines.
 EOF
 }
 
@@ -55,7 +58,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
 SCENARIOS=${SCENARIOS:-pipelined,plaintext,json,c1024,newconn}
-SERVERS=${SERVERS:-server-demo,demo-uring,hyper,may-minihttp,floor}
+SERVERS=${SERVERS:-server-demo,demo-uring,demo-stack,hyper,may-minihttp,floor}
 PARTS=${PARTS:-load,rss,syscalls,instructions}
 IDLE_CONNS=${IDLE_CONNS:-10000}
 STRACE_SECS=${STRACE_SECS:-3}
@@ -120,7 +123,10 @@ for s in "${scenarios[@]}"; do
   [[ $s =~ ^(pipelined|plaintext|json|c1024|newconn)$ ]] || die "unknown scenario '$s'"
 done
 for s in "${servers[@]}"; do
-  [[ $s =~ ^(server-demo|demo-uring|hyper|may-minihttp|floor)$ ]] || die "unknown server '$s'"
+  [[ $s =~ ^(server-demo|demo-uring|demo-stack|demo-prev|hyper|may-minihttp|floor)$ ]] || die "unknown server '$s'"
+  if [[ $s == demo-prev ]]; then
+    [[ -x ${PREV_DEMO:-} ]] || die "demo-prev needs PREV_DEMO=<a server-demo binary of another revision>"
+  fi
 done
 want_scenario() {
   local s
@@ -244,6 +250,8 @@ start_server() {
   case $name in
     server-demo) cmd=("$bin/server-demo" --workers "$WORKERS" --addr 127.0.0.1:0 --io epoll) ;;
     demo-uring) cmd=("$bin/server-demo" --workers "$WORKERS" --addr 127.0.0.1:0 --io uring) ;;
+    demo-stack) cmd=("$bin/server-demo" --workers "$WORKERS" --addr 127.0.0.1:0 --io epoll --pool-strategy stack) ;;
+    demo-prev) cmd=("$PREV_DEMO" --workers "$WORKERS" --addr 127.0.0.1:0 --io epoll) ;;
     hyper) cmd=("$bin/hyper_baseline" --workers "$WORKERS" --addr 127.0.0.1:0) ;;
     may-minihttp) cmd=("$bin/may_baseline" --workers "$WORKERS" --addr 127.0.0.1:0) ;;
     floor) cmd=("$bin/floor_server" --addr 127.0.0.1:0) ;;
@@ -264,7 +272,7 @@ start_server() {
     die "$name does not answer GET /plaintext: see $log"
   # The driver server-demo runs is the one /stats names, not the one asked for.
   local want=
-  case $name in server-demo) want=epoll ;; demo-uring) want=uring ;; esac
+  case $name in server-demo | demo-stack | demo-prev) want=epoll ;; demo-uring) want=uring ;; esac
   if [[ -n $want ]]; then
     curl -fsS "http://127.0.0.1:$SERVER_PORT/stats" | grep -q "\"driver\":\"$want\"" ||
       die "$name: /stats does not name the $want driver: see $log"
@@ -441,9 +449,9 @@ run_load() {
 }
 
 # Medians per scenario and server, then the ratios of medians where both servers ran (server-demo
-# and demo-uring against each baseline, demo-uring against server-demo), and for demo-uring /
-# server-demo also the paired ratios: total CPU per request of the two in the same round (next
-# to each other in the order), their median and their range over the rounds.
+# and demo-uring against each baseline, demo-uring and demo-stack against server-demo), and for
+# demo-uring / server-demo and demo-stack / server-demo also the paired ratios: total CPU per
+# request of the two in the same round, their median and their range over the rounds.
 print_load_table() {
   awk -F'\t' -v order="${SCENARIOS}" -v sorder="${servers[*]}" "$AWK_MEDIAN"'
     function lat(us) {
@@ -475,8 +483,8 @@ print_load_table() {
             sc[i], sv[j], m_rps[k], lat(median(p50[k])), lat(m_p99[k]), mu, ms, mu + ms,
             median(pct[k]), err[k], runs[k]
         }
-        nb = split("server-demo:hyper server-demo:may-minihttp server-demo:floor demo-uring:hyper demo-uring:may-minihttp demo-uring:floor demo-uring:server-demo", pair, " ")
-        split("demo/hyper demo/may demo/floor uring/hyper uring/may uring/floor uring/epoll", label, " ")
+        nb = split("server-demo:hyper server-demo:may-minihttp server-demo:floor demo-uring:hyper demo-uring:may-minihttp demo-uring:floor demo-uring:server-demo demo-stack:server-demo server-demo:demo-prev", pair, " ")
+        split("demo/hyper demo/may demo/floor uring/hyper uring/may uring/floor uring/epoll stack/queue demo/prev", label, " ")
         for (x = 1; x <= nb; x++) {
           split(pair[x], ab, ":")
           a = sc[i] SUBSEP ab[1]
@@ -489,17 +497,21 @@ print_load_table() {
           printf "%-10s %-12s %11.2fx %10s %10s %7.2fx + %4.2fx = %5.2fx\n", sc[i], label[x],
             m_rps[a] / m_rps[b], "", p99r, ur, sr, (m_usr[a] + m_sys[a]) / (m_usr[b] + m_sys[b])
         }
-        paired = ""
-        for (r = 1; r <= rounds; r++) {
-          if (!(((r, sc[i], "demo-uring") in tot) && ((r, sc[i], "server-demo") in tot))) continue
-          if (tot[r, sc[i], "server-demo"] <= 0) continue
-          paired = paired " " tot[r, sc[i], "demo-uring"] / tot[r, sc[i], "server-demo"]
-        }
-        if (paired != "") {
+        split("demo-uring:server-demo demo-stack:server-demo server-demo:demo-prev", ppair, " ")
+        split("uring/epoll stack/queue demo/prev", plabel, " ")
+        for (x = 1; x <= 3; x++) {
+          split(ppair[x], ab, ":")
+          paired = ""
+          for (r = 1; r <= rounds; r++) {
+            if (!(((r, sc[i], ab[1]) in tot) && ((r, sc[i], ab[2]) in tot))) continue
+            if (tot[r, sc[i], ab[2]] <= 0) continue
+            paired = paired " " tot[r, sc[i], ab[1]] / tot[r, sc[i], ab[2]]
+          }
+          if (paired == "") continue
           np = split(paired, pv, " ")
           lo = pv[1] + 0; hi = lo
           for (y = 2; y <= np; y++) { if (pv[y] + 0 < lo) lo = pv[y] + 0; if (pv[y] + 0 > hi) hi = pv[y] + 0 }
-          printf "%-10s %-12s %54s %5.2fx (%d rounds, %.2fx..%.2fx)\n", sc[i], "uring/epoll", "paired, total CPU/req: median", median(paired), np, lo, hi
+          printf "%-10s %-12s %54s %5.2fx (%d rounds, %.2fx..%.2fx)\n", sc[i], plabel[x], "paired, total CPU/req: median", median(paired), np, lo, hi
         }
       }
     }' rounds="$ROUNDS" "$results"
@@ -524,7 +536,7 @@ run_rss() {
     # 10000) at start, under either driver, so "before" already pays for them. A second start
     # with few slots gives the figure with that preallocation counted per connection.
     lean=
-    if [[ $name == server-demo || $name == demo-uring ]]; then
+    if [[ $name == server-demo || $name == demo-uring || $name == demo-stack ]]; then
       start_server "$name" "$OUT/server-$name-rss-lean.log" --max-conns 128
       lean=$(warm_rss)
       stop_server
@@ -707,7 +719,7 @@ if want_part load; then
   echo "== load (per run)"
   run_load
   echo
-  echo "== load: medians over $ROUNDS round(s); ratio rows: demo = server-demo (epoll), uring = demo-uring; newconn: per connection" | tee -a "$summary"
+  echo "== load: medians over $ROUNDS round(s); ratio rows: demo = server-demo (epoll, queue), uring = demo-uring, stack = demo-stack; newconn: per connection" | tee -a "$summary"
   print_load_table | tee -a "$summary"
 fi
 if want_part rss; then
