@@ -360,8 +360,7 @@ impl<'a, B: BufMut> ResponseHead<'a, B> {
     /// ```
     #[inline]
     pub fn keep_alive(&mut self) -> &mut Self {
-        self.buf.put_slice(b"\r\nConnection: keep-alive");
-        self
+        self.static_header(KnownHeader::Connection, b"keep-alive")
     }
 
     /// Adds the cached `Date` (one 37-byte copy).

@@ -1,10 +1,8 @@
 //! The response parser: table tests of the status line and of RFC 9112 §6.3 (one row per
-//! rule, each citing its section), resumability at every split point, and zero allocations.
+//! rule, each citing its section) and resumability at every split point. Zero allocations are
+//! checked with dhat in `tests/no_alloc.rs`.
 
 mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
 use bufslab_http::{
     parse_response, BodyDecoder, Config, Error, HeaderSlot, KnownHeader, Method, ResponseFraming,
@@ -427,67 +425,4 @@ proptest! {
         let every: Vec<usize> = (0..mutated.len()).collect();
         prop_assert_eq!(&fed_response(cfg, method, &mutated, &every), &want);
     }
-}
-
-// ---- zero allocations ----
-
-thread_local! {
-    /// Allocations made by this thread (a test's own thread, so parallel tests do not count).
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-/// The system allocator, counting each thread's allocations.
-struct Counting;
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
-// `GlobalAlloc` contract holds as it does for `System`; the counter is a const-initialised
-// thread-local `Cell` without a destructor, so touching it neither allocates nor re-enters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: forwarded as received (see the impl).
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded as received (see the impl).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: forwarded as received (see the impl).
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-#[test]
-fn parsing_and_decoding_a_response_allocate_nothing() {
-    let wire: &[u8] = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/plain\r\n\
-                        Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n\
-                        5\r\nhello\r\n0\r\nTrailer: t\r\n\r\n";
-    let mut slots = [HeaderSlot::EMPTY; 16];
-    let mut parser = ResponseParser::default();
-    let before = ALLOCATIONS.with(Cell::get);
-    let mut total = 0;
-    for cut in [10, 40, wire.len()] {
-        if let Status::Complete(r) = parser.parse(&wire[..cut], Method::Get, &mut slots).unwrap() {
-            assert_eq!(r.get(KnownHeader::Server), Some(&b"x"[..]));
-            let mut body = BodyDecoder::for_response(r.framing(), parser.config());
-            let mut at = r.head_len();
-            loop {
-                let step = body.decode(&wire[at..]).unwrap();
-                total += step.data.len();
-                at += step.consumed;
-                if step.done {
-                    break;
-                }
-            }
-        }
-    }
-    let after = ALLOCATIONS.with(Cell::get);
-    assert_eq!((after - before, total), (0, 5));
 }

@@ -217,6 +217,8 @@ impl Process {
         fs::write(&counter_so, COUNTER_SO)?;
         let counts_path = dir.path.join("counts");
         fs::write(&counts_path, [0u8; 4096])?;
+        // Opened before the child exists, so that no error leaves it running unowned.
+        let counts = File::open(&counts_path)?;
         let log_path = dir.path.join("server.log");
         let log = File::create(&log_path)?;
 
@@ -243,7 +245,6 @@ impl Process {
             .stderr(log)
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-        let counts = File::open(&counts_path)?;
         let mut started = Started {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
@@ -258,7 +259,6 @@ impl Process {
         };
         started.wait_listening(&program)?;
         if read_counts(&started.counts)?.is_none() {
-            let _ = started.terminate();
             return Err(format!(
                 "{}: the allocation counter did not load into it (a statically linked binary, \
                  or one that clears LD_PRELOAD?); its allocations cannot be counted this way",
@@ -344,7 +344,6 @@ impl Started {
                 .into());
             }
             if since.elapsed() > START {
-                let _ = self.terminate();
                 return Err(format!(
                     "{} did not listen on {} within {} s: {}",
                     program.display(),
@@ -379,6 +378,15 @@ impl Started {
             STOP.as_secs()
         )
         .into())
+    }
+}
+
+/// A server left running by a failed start or a failed scenario (whose `Running` is dropped
+/// without `stop`) would keep its port and its CPU for the rest of the run: stop it here too.
+/// After `stop` the process has exited, and this does nothing.
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.terminate();
     }
 }
 
