@@ -4,10 +4,15 @@
 //! per request would hide the server's zero behind its own noise. This one owns a single
 //! receive buffer, allocated by [`Client::new`], and reuses it for every connection and
 //! response: connecting, writing, reading and parsing touch only that buffer and the stack.
+//! Responses are parsed and their bodies decoded by bufslab-http (`ResponseParser`,
+//! `BodyDecoder`), which allocates nothing either, and is as strict with a server's framing
+//! as the server is with a client's.
 
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+
+use bufslab_http::{BodyDecoder, HeaderSlot, Method, ResponseFraming, ResponseParser, Status};
 
 /// Largest piece of a request written before the client reads what already came back: a
 /// long echo request streams its response while it is being sent, and a client that wrote
@@ -23,8 +28,10 @@ pub enum ClientError {
     NotConnected,
     /// The server closed the connection before a response was complete.
     UnexpectedEof,
-    /// The response could not be parsed; the value says which part.
-    Malformed(&'static str),
+    /// The response is not valid HTTP/1.1: its head or its body's framing.
+    Malformed(bufslab_http::Error),
+    /// A 2xx response to CONNECT: a tunnel, which this client never asks for.
+    Tunnel,
     /// A response is larger than the receive buffer.
     TooLarge,
     /// The connection stayed open where the server should have closed it.
@@ -37,7 +44,8 @@ impl fmt::Display for ClientError {
             ClientError::Io(e) => write!(f, "i/o error: {e}"),
             ClientError::NotConnected => f.write_str("not connected"),
             ClientError::UnexpectedEof => f.write_str("connection closed mid-response"),
-            ClientError::Malformed(what) => write!(f, "malformed response: {what}"),
+            ClientError::Malformed(e) => write!(f, "malformed response: {e}"),
+            ClientError::Tunnel => f.write_str("the server opened a tunnel"),
             ClientError::TooLarge => f.write_str("response larger than the receive buffer"),
             ClientError::NotClosed => {
                 f.write_str("the server kept a connection open that it should have closed")
@@ -50,6 +58,7 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ClientError::Io(e) => Some(e),
+            ClientError::Malformed(e) => Some(e),
             _ => None,
         }
     }
@@ -71,7 +80,8 @@ pub struct Response {
     pub body_len: u64,
     /// FNV-1a hash of the body, to compare an echo with what was sent.
     pub body_hash: u64,
-    /// The response said `Connection: close`.
+    /// The connection does not persist after this response (`Connection: close`, or an
+    /// HTTP/1.0 response without keep-alive, or a body that ends with the connection).
     pub close: bool,
 }
 
@@ -172,86 +182,60 @@ impl Client {
         result
     }
 
-    /// Reads one complete response.
+    /// Reads one complete response (to a request other than HEAD or CONNECT, the only ones
+    /// this client sends), hashing its body as it arrives.
     ///
     /// # Errors
     /// Any [`ClientError`] but [`ClientError::NotClosed`].
     pub fn read_response(&mut self) -> Result<Response, ClientError> {
-        let head_len = loop {
-            if let Some(at) = find(self.pending(), b"\r\n\r\n") {
-                break at + 4;
+        let mut parser = ResponseParser::default();
+        let mut slots = [HeaderSlot::EMPTY; 32];
+        let (status, framing, persists, head_len) = loop {
+            match parser.parse(self.pending(), Method::Get, &mut slots) {
+                Ok(Status::Complete(r)) => {
+                    break (r.status(), r.framing(), r.keep_alive(), r.head_len())
+                }
+                // `fill` moves the pending bytes to the buffer's start, but they stay the same
+                // bytes, which is all the parser needs to resume.
+                Ok(Status::Partial) => self.fill()?,
+                Err(e) => return Err(ClientError::Malformed(e)),
             }
-            self.fill()?;
         };
-        let head = Head::parse(&self.buf[self.start..self.start + head_len])?;
+        if framing == ResponseFraming::Tunnel {
+            return Err(ClientError::Tunnel);
+        }
         self.start += head_len;
-        let mut hash = FNV_START;
-        let body_len = if head.chunked {
-            self.read_chunked(&mut hash)?
-        } else {
-            let len = head.content_length.unwrap_or(0);
-            self.hash_body(len, &mut hash)?;
-            len
-        };
+        let mut body = BodyDecoder::for_response(framing, parser.config());
+        let (mut hash, mut body_len) = (FNV_START, 0u64);
+        loop {
+            let step = body
+                .decode(self.pending())
+                .map_err(ClientError::Malformed)?;
+            hash = fnv1a(hash, step.data);
+            body_len += step.data.len() as u64;
+            let (consumed, done) = (step.consumed, step.done);
+            self.start += consumed;
+            if done {
+                break;
+            }
+            // A step ends at a chunk's end: decode on while the bytes at hand take it further.
+            if consumed > 0 {
+                continue;
+            }
+            match self.fill() {
+                // A close-delimited body ends where the connection does.
+                Err(ClientError::UnexpectedEof) if framing == ResponseFraming::CloseDelimited => {
+                    break
+                }
+                result => result?,
+            }
+        }
         Ok(Response {
-            status: head.status,
+            status,
             body_len,
             body_hash: hash,
-            close: head.close,
+            close: !persists,
         })
-    }
-
-    /// Consumes the next `len` body bytes, reading more as needed, into the running hash.
-    fn hash_body(&mut self, len: u64, hash: &mut u64) -> Result<(), ClientError> {
-        let mut left = len;
-        while left > 0 {
-            if self.pending().is_empty() {
-                self.fill()?;
-            }
-            let take = self
-                .pending()
-                .len()
-                .min(usize::try_from(left).unwrap_or(usize::MAX));
-            *hash = fnv1a(*hash, &self.pending()[..take]);
-            self.start += take;
-            left -= take as u64;
-        }
-        Ok(())
-    }
-
-    /// Decodes a chunked body, hashing its data; returns its decoded length.
-    fn read_chunked(&mut self, hash: &mut u64) -> Result<u64, ClientError> {
-        let mut total = 0u64;
-        loop {
-            let line = loop {
-                if let Some(at) = find(self.pending(), b"\r\n") {
-                    break at;
-                }
-                self.fill()?;
-            };
-            let size = parse_hex(&self.pending()[..line])?;
-            self.start += line + 2;
-            if size == 0 {
-                // No trailers from this server: the empty line ends the body.
-                while self.pending().len() < 2 {
-                    self.fill()?;
-                }
-                if &self.pending()[..2] != b"\r\n" {
-                    return Err(ClientError::Malformed("chunked trailer"));
-                }
-                self.start += 2;
-                return Ok(total);
-            }
-            self.hash_body(size, hash)?;
-            total += size;
-            while self.pending().len() < 2 {
-                self.fill()?;
-            }
-            if &self.pending()[..2] != b"\r\n" {
-                return Err(ClientError::Malformed("chunk end"));
-            }
-            self.start += 2;
-        }
     }
 
     /// Waits for the server to close the connection (after a `Connection: close` response).
@@ -312,107 +296,56 @@ impl Client {
     }
 }
 
-/// The parts of a response head the client acts on.
-struct Head {
-    status: u16,
-    content_length: Option<u64>,
-    chunked: bool,
-    close: bool,
-}
-
-impl Head {
-    fn parse(head: &[u8]) -> Result<Head, ClientError> {
-        let mut lines = head
-            .split(|&b| b == b'\n')
-            .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-        let status_line = lines.next().ok_or(ClientError::Malformed("status line"))?;
-        let code = status_line
-            .strip_prefix(b"HTTP/1.1 ")
-            .and_then(|rest| rest.get(..3))
-            .ok_or(ClientError::Malformed("status line"))?;
-        let status = parse_dec(code).ok_or(ClientError::Malformed("status code"))?;
-        let status = u16::try_from(status).map_err(|_| ClientError::Malformed("status code"))?;
-        let mut parsed = Head {
-            status,
-            content_length: None,
-            chunked: false,
-            close: false,
-        };
-        for line in lines.filter(|l| !l.is_empty()) {
-            let colon = line
-                .iter()
-                .position(|&b| b == b':')
-                .ok_or(ClientError::Malformed("header line"))?;
-            let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-            if name.eq_ignore_ascii_case(b"content-length") {
-                parsed.content_length =
-                    Some(parse_dec(value).ok_or(ClientError::Malformed("content-length"))?);
-            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-                parsed.chunked = value.eq_ignore_ascii_case(b"chunked");
-            } else if name.eq_ignore_ascii_case(b"connection") {
-                parsed.close = value.eq_ignore_ascii_case(b"close");
-            }
-        }
-        Ok(parsed)
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn parse_dec(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |acc, &b| {
-        let d = char::from(b).to_digit(10)?;
-        acc.checked_mul(10)?.checked_add(u64::from(d))
-    })
-}
-
-fn parse_hex(line: &[u8]) -> Result<u64, ClientError> {
-    // Chunk extensions follow a `;`; this server sends none, but they are legal.
-    let digits = line
-        .split(|&b| b == b';')
-        .next()
-        .unwrap_or_default()
-        .trim_ascii();
-    if digits.is_empty() {
-        return Err(ClientError::Malformed("chunk size"));
-    }
-    digits
-        .iter()
-        .try_fold(0u64, |acc, &b| {
-            let d = char::from(b).to_digit(16)?;
-            acc.checked_mul(16)?.checked_add(u64::from(d))
-        })
-        .ok_or(ClientError::Malformed("chunk size"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpListener;
 
-    #[test]
-    fn head_fields() {
-        let head = Head::parse(
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\n",
-        )
-        .unwrap();
-        assert_eq!(head.status, 404);
-        assert_eq!(head.content_length, Some(9));
-        assert!(head.close && !head.chunked);
-        assert!(Head::parse(b"HTTP/1.0 200 OK\r\n\r\n").is_err());
-        assert!(Head::parse(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").is_err());
+    /// Serves `pieces` to one connection, one write each, then closes it.
+    fn serve(pieces: &'static [&'static [u8]]) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_nodelay(true).unwrap();
+            for p in pieces {
+                s.write_all(p).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        });
+        addr
     }
 
     #[test]
-    fn numbers() {
-        assert_eq!(parse_hex(b"1f;ext=1").unwrap(), 31);
-        assert!(parse_hex(b"").is_err());
-        assert!(parse_hex(b"fffffffffffffffff").is_err());
-        assert_eq!(parse_dec(b"120"), Some(120));
-        assert_eq!(parse_dec(b"1a"), None);
+    fn responses_in_pieces_length_chunked_and_until_close() {
+        let addr = serve(&[
+            b"HTTP/1.1 200 OK\r\nContent-Le",
+            b"ngth: 5\r\n\r\nhel",
+            b"loHTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r",
+            b"\n2;ext=1\r\nde\r\n1\r\nf\r\n1\r\ng\r\n0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end",
+        ]);
+        let mut c = Client::new(4096);
+        c.connect(addr).unwrap();
+        let r = c.read_response().unwrap();
+        assert_eq!((r.status, r.body_len, r.close), (200, 5, false));
+        assert_eq!(r.body_hash, fnv1a(FNV_START, b"hello"));
+        let r = c.read_response().unwrap();
+        assert_eq!((r.status, r.body_len, r.close), (404, 7, false));
+        assert_eq!(r.body_hash, fnv1a(FNV_START, b"abcdefg"));
+        let r = c.read_response().unwrap();
+        assert_eq!((r.status, r.body_len, r.close), (200, 13, true));
+        assert_eq!(r.body_hash, fnv1a(FNV_START, b"until the end"));
+    }
+
+    #[test]
+    fn invalid_framing_is_malformed() {
+        let addr = serve(&[b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"]);
+        let mut c = Client::new(4096);
+        c.connect(addr).unwrap();
+        assert!(matches!(c.read_response(), Err(ClientError::Malformed(_))));
+        let addr = serve(&[b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort"]);
+        c.connect(addr).unwrap();
+        assert!(matches!(c.read_response(), Err(ClientError::UnexpectedEof)));
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Run: `cargo bench -p bufslab-benches --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! (pin with `taskset -c N` on a shared machine). The contenders and the fixtures are in
-//! `parsers/`; `codec_interleaved` times the same contenders in turn, for steadier ratios on a
+//! `src/contenders.rs`; `codec_interleaved` times the same contenders in turn, for steadier ratios on a
 //! machine whose speed drifts.
 
 use std::hint::black_box;
@@ -12,8 +12,7 @@ use bufslab_http::{DateCache, KnownHeader, ResponseHead};
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-mod parsers;
-use parsers::{fixtures, Contenders};
+use bufslab_benches::{backends, fixtures, Contenders};
 
 fn parse_benches(c: &mut Criterion) {
     let mut contenders = Contenders::new();
@@ -21,7 +20,11 @@ fn parse_benches(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("parse/{name}"));
         g.throughput(Throughput::Elements(n as u64));
         let c = &mut contenders;
-        g.bench_function("bufslab", |b| b.iter(|| c.bufslab(buf, n)));
+        for (k, backend) in backends().into_iter().enumerate() {
+            g.bench_function(format!("bufslab-{backend}"), |b| {
+                b.iter(|| c.bufslab(k, buf, n))
+            });
+        }
         g.bench_function("httparse", |b| b.iter(|| c.httparse(buf, n)));
         g.bench_function("pico", |b| b.iter(|| c.pico(buf, n)));
         g.finish();

@@ -1,16 +1,18 @@
-//! Head parsing against httparse and picohttpparser, timed in turn: each round times every
-//! contender once on a fixture (a few milliseconds each, the order rotating from round to
-//! round), and the table gives the median time and the median of the per-round ratios. On a
-//! shared machine whose speed drifts over seconds, ratios taken within one round are steadier
-//! than ratios of medians that criterion measured one contender after the other.
+//! Head parsing against httparse and picohttpparser, timed in turn, with each bufslab-http
+//! backend this CPU runs as a contender of its own: each round times every contender once on
+//! a fixture (a few milliseconds each, the order rotating from round to round), and the table
+//! gives the median time and, per backend, the median of the per-round ratios to the faster of
+//! httparse and picohttpparser in that round. On a shared machine whose speed drifts over
+//! seconds, ratios taken within one round are steadier than ratios of medians that criterion
+//! measured one contender after the other.
 //!
-//! Run: `cargo bench -p bufslab-benches --bench codec_interleaved -- [ROUNDS]` (default 31; pin
-//! with `taskset -c N`). Without `--bench` (as `cargo test` runs it) it does one short round.
+//! Run: `cargo bench -p bufslab-benches --bench codec_interleaved -- [ROUNDS]` (default 101;
+//! pin with `taskset -c N`). Without `--bench` (as `cargo test` runs it) it does one short
+//! round.
 
 use std::time::Instant;
 
-mod parsers;
-use parsers::{fixtures, Contenders};
+use bufslab_benches::{backends, fixtures, Contenders};
 
 /// How long one contender runs on one fixture in one round.
 const SLICE_NS: f64 = 4e6;
@@ -20,15 +22,22 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs contender `which` (0 bufslab, 1 httparse, 2 pico) `reps` times over `buf`;
-/// nanoseconds per request head.
-fn time(c: &mut Contenders, which: usize, buf: &'static [u8], heads: usize, reps: usize) -> f64 {
+/// A contender: bufslab-http with the `k`-th backend, httparse or picohttpparser.
+#[derive(Clone, Copy)]
+enum Who {
+    Bufslab(usize),
+    Httparse,
+    Pico,
+}
+
+/// Runs `who` `reps` times over `buf`; nanoseconds per request head.
+fn time(c: &mut Contenders, who: Who, buf: &'static [u8], heads: usize, reps: usize) -> f64 {
     let start = Instant::now();
     for _ in 0..reps {
-        match which {
-            0 => c.bufslab(buf, heads),
-            1 => c.httparse(buf, heads),
-            _ => c.pico(buf, heads),
+        match who {
+            Who::Bufslab(k) => c.bufslab(k, buf, heads),
+            Who::Httparse => c.httparse(buf, heads),
+            Who::Pico => c.pico(buf, heads),
         };
     }
     start.elapsed().as_nanos() as f64 / (reps * heads) as f64
@@ -43,34 +52,58 @@ fn main() {
         _ => 1,
     };
     let mut c = Contenders::new();
+    let backends = backends();
+    let mut who: Vec<Who> = (0..backends.len()).map(Who::Bufslab).collect();
+    who.extend([Who::Httparse, Who::Pico]);
+    let names: Vec<String> = backends
+        .iter()
+        .map(|b| format!("bufslab {b}"))
+        .chain(["httparse".into(), "pico".into()])
+        .collect();
     if !measuring {
         println!("one cold round: a smoke test, not a measurement (run with `cargo bench`)");
     }
-    println!("{rounds} rounds; ns per request head, medians; ratios: median (min-max) of the per-round ratios");
+    println!("{rounds} rounds; ns per request head, medians; ratios: median (min-max) of the per-round ratios of each bufslab backend to the faster of httparse and pico in that round");
     println!();
-    println!("| fixture | bufslab | httparse | pico | bufslab / pico | bufslab / httparse |");
-    println!("|---|---:|---:|---:|---:|---:|");
-    for (name, buf, heads) in fixtures() {
-        // Repetitions that fill one slice, from a short calibration run of the slowest parser.
+    let ratio_cols: Vec<String> = backends
+        .iter()
+        .map(|b| format!("{b} / best peer"))
+        .collect();
+    println!(
+        "| fixture | {} | {} |",
+        names.join(" | "),
+        ratio_cols.join(" | ")
+    );
+    println!(
+        "|---|{}|",
+        vec!["---:"; names.len() + ratio_cols.len()].join("|")
+    );
+    let mut geo = vec![0f64; backends.len()];
+    let fixtures = fixtures();
+    for &(name, buf, heads) in &fixtures {
+        // Repetitions that fill one slice, from a short calibration run of httparse.
         let reps = if measuring {
-            let per_rep = time(&mut c, 1, buf, heads, 1000) * heads as f64;
+            let per_rep = time(&mut c, Who::Httparse, buf, heads, 1000) * heads as f64;
             ((SLICE_NS / per_rep) as usize).max(1)
         } else {
             1
         };
-        let mut ns = [vec![], vec![], vec![]];
-        let (mut vs_pico, mut vs_httparse) = (vec![], vec![]);
+        let mut ns = vec![vec![]; who.len()];
+        let mut ratios = vec![vec![]; backends.len()];
         for round in 0..rounds {
-            let mut t = [0.0; 3];
-            for k in 0..3 {
-                let which = (round + k) % 3;
-                t[which] = time(&mut c, which, buf, heads, reps);
+            let mut t = vec![0.0; who.len()];
+            // The order rotates from round to round, so no contender always runs first.
+            for k in 0..who.len() {
+                let w = (round + k) % who.len();
+                t[w] = time(&mut c, who[w], buf, heads, reps);
             }
-            for (which, &v) in t.iter().enumerate() {
-                ns[which].push(v);
+            let best_peer = t[backends.len()].min(t[backends.len() + 1]);
+            for (k, r) in ratios.iter_mut().enumerate() {
+                r.push(t[k] / best_peer);
             }
-            vs_pico.push(t[0] / t[2]);
-            vs_httparse.push(t[0] / t[1]);
+            for (w, &v) in t.iter().enumerate() {
+                ns[w].push(v);
+            }
         }
         let range = |v: &[f64]| {
             let (lo, hi) = v
@@ -78,12 +111,26 @@ fn main() {
                 .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
             format!("({lo:.2}-{hi:.2})")
         };
-        let (rp, rh) = (range(&vs_pico), range(&vs_httparse));
-        let [b, h, p] = ns.map(|mut v| median(&mut v));
-        println!(
-            "| {name} | {b:.1} | {h:.1} | {p:.1} | {:.2} {rp} | {:.2} {rh} |",
-            median(&mut vs_pico),
-            median(&mut vs_httparse),
-        );
+        let times: Vec<String> = ns.iter_mut().map(|v| format!("{:.1}", median(v))).collect();
+        let rs: Vec<String> = ratios
+            .iter_mut()
+            .enumerate()
+            .map(|(k, v)| {
+                let rg = range(v);
+                let m = median(v);
+                geo[k] += m.ln();
+                format!("{m:.2} {rg}")
+            })
+            .collect();
+        println!("| {name} | {} | {} |", times.join(" | "), rs.join(" | "));
     }
+    let g: Vec<String> = geo
+        .iter()
+        .map(|s| format!("{:.2}", (s / fixtures.len() as f64).exp()))
+        .collect();
+    println!(
+        "| geometric mean | {} | {} |",
+        vec![""; names.len()].join(" | "),
+        g.join(" | ")
+    );
 }

@@ -2,11 +2,15 @@
 
 use std::fmt::Display;
 
+use bufslab_http::{parse_response, HeaderSlot, Method, ResponseFraming, Status};
+
 mod cli;
+mod contenders;
 mod field_sum;
 mod hyper_server;
 
 pub use cli::{args_or_exit, parse_flags, serve_main, Flag};
+pub use contenders::{backends, fixtures, Contenders};
 pub use field_sum::{sum_bufslab, FieldSum};
 pub use hyper_server::HyperServer;
 
@@ -34,18 +38,18 @@ pub const FIXTURES: [(&str, &[u8]); 4] = [
 /// Why a response is not the `200` with a `Content-Length` that the benches' clients expect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResponseError {
-    /// The head is not ASCII text.
-    NotText,
-    /// The status line is not `HTTP/1.1 200`; holds the status code as sent.
-    Status(String),
-    /// The head has no (valid) `Content-Length`.
+    /// The head is not a valid HTTP/1.1 response head.
+    Invalid(bufslab_http::Error),
+    /// The status is not `200`; holds the status code.
+    Status(u16),
+    /// The body is not framed by a `Content-Length`.
     NoLength,
 }
 
 impl Display for ResponseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ResponseError::NotText => write!(f, "response head is not text"),
+            ResponseError::Invalid(e) => write!(f, "invalid response head: {e}"),
             ResponseError::Status(s) => write!(f, "status {s}, expected 200"),
             ResponseError::NoLength => write!(f, "response without a Content-Length"),
         }
@@ -54,26 +58,40 @@ impl Display for ResponseError {
 
 impl std::error::Error for ResponseError {}
 
-/// The whole length (head plus `Content-Length` body) of the `200` response that starts `buf`,
-/// or `Ok(None)` while its head is incomplete.
+/// The whole length (head plus `Content-Length` body) of the `200` response to a GET that
+/// starts `buf`, or `Ok(None)` while its head is incomplete. Parsed by bufslab-http's
+/// response parser, as strict as its request parser.
 ///
 /// # Errors
-/// When the head is complete but not a `200` with a `Content-Length`.
+/// When the head is invalid, or complete but not a `200` with a `Content-Length`.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_benches::{response_len, ResponseError};
+///
+/// let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP/1.1";
+/// assert_eq!(response_len(ok), Ok(Some(40)));
+/// assert_eq!(response_len(&ok[..20]), Ok(None));
+/// let missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+/// assert_eq!(response_len(missing), Err(ResponseError::Status(404)));
+/// ```
 pub fn response_len(buf: &[u8]) -> Result<Option<usize>, ResponseError> {
-    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return Ok(None);
+    let mut slots = [HeaderSlot::EMPTY; 32];
+    let r = match parse_response(buf, Method::Get, &mut slots) {
+        Ok(Status::Complete(r)) => r,
+        Ok(Status::Partial) => return Ok(None),
+        Err(e) => return Err(ResponseError::Invalid(e)),
     };
-    let head_len = end + 4;
-    let head = std::str::from_utf8(&buf[..head_len]).map_err(|_| ResponseError::NotText)?;
-    let status = head.split(' ').nth(1).unwrap_or("");
-    if !head.starts_with("HTTP/1.1 ") || status != "200" {
-        return Err(ResponseError::Status(status.to_owned()));
+    if r.status() != 200 {
+        return Err(ResponseError::Status(r.status()));
     }
-    let body_len = head
-        .split("\r\n")
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-        .ok_or(ResponseError::NoLength)?;
-    Ok(Some(head_len + body_len))
+    match r.framing() {
+        ResponseFraming::Length(n) => usize::try_from(n)
+            .ok()
+            .and_then(|n| r.head_len().checked_add(n))
+            .map(Some)
+            .ok_or(ResponseError::NoLength),
+        _ => Err(ResponseError::NoLength),
+    }
 }

@@ -1,5 +1,7 @@
 //! Limits and permitted leniencies, shared by the head parser and the body decoders.
 
+use crate::Backend;
+
 /// Limits and the leniencies RFC 9112 permits. Defaults are strict.
 ///
 /// Fields are private so that new limits can be added without breaking callers: start from
@@ -24,6 +26,7 @@ pub struct Config {
     allow_bare_lf: bool,
     max_chunk_extension_bytes: u64,
     max_trailer_bytes: u64,
+    backend: Backend,
 }
 
 impl Config {
@@ -37,6 +40,7 @@ impl Config {
         // hyper uses the same figure.
         max_chunk_extension_bytes: 16 * 1024,
         max_trailer_bytes: 16 * 1024,
+        backend: Backend::Auto,
     };
 
     /// Largest accepted head, request line and final empty line included: a head of exactly
@@ -113,6 +117,16 @@ impl Config {
         self
     }
 
+    /// Which implementation scans the bytes of a head ([`Backend::Auto`] by default: the one
+    /// measured fastest). Every backend gives the same answers; forcing one is for benchmarks
+    /// and tests. A backend the CPU lacks runs as the nearest one it has
+    /// ([`Backend::resolved`]), so a configuration is valid on every machine.
+    #[must_use]
+    pub const fn with_backend(mut self, backend: Backend) -> Config {
+        self.backend = backend;
+        self
+    }
+
     /// See [`with_max_head_bytes`](Self::with_max_head_bytes).
     #[must_use]
     pub const fn max_head_bytes(&self) -> usize {
@@ -147,6 +161,12 @@ impl Config {
     #[must_use]
     pub const fn max_trailer_bytes(&self) -> u64 {
         self.max_trailer_bytes
+    }
+
+    /// See [`with_backend`](Self::with_backend).
+    #[must_use]
+    pub const fn backend(&self) -> Backend {
+        self.backend
     }
 }
 

@@ -18,7 +18,7 @@ use crate::header_name::{classify_token, KnownHeader};
 use crate::parse::Status;
 use crate::request::Version;
 use crate::scan::ows_bounds;
-use crate::simd::scan_field_line;
+use crate::scanner::{FieldLines, Scanner};
 
 /// The construction and resumption plumbing of a head parser: `Default`, `new`, `config`,
 /// `reset` and `resume_offset` for a struct `$t` with the fields `config: Config` and
@@ -189,8 +189,9 @@ impl Lines {
     /// resumes there, or [`Error::HeadTooLarge`] when `truncated`: the view was cut at the
     /// head limit ([`head_view`]).
     #[inline(always)]
-    pub(crate) fn field_lines(
+    pub(crate) fn field_lines<S: Scanner>(
         &mut self,
+        scanner: S,
         view: &[u8],
         truncated: bool,
         slots: &mut [HeaderSlot],
@@ -201,6 +202,7 @@ impl Lines {
         let max = slots.len().min(config.max_headers());
         let mut i = self.pos;
         let mut n = self.count;
+        let mut lines = scanner.lines(view, i);
         loop {
             // Line start: the end of the head, a continuation (rejected), or a field name.
             match view.get(i) {
@@ -228,11 +230,11 @@ impl Lines {
             if n >= max {
                 return Err(Error::TooManyHeaders);
             }
-            // The line's end first: the first control byte other than HTAB (or DEL) from the
-            // line's start. A field name holds none (it is all `tchar`), so this is the value's
-            // end, and the next line's start depends on this one scan only, not on the name's
-            // end as well. The name and the value's OWS are worked out beside it.
-            let (ne, stop) = scan_field_line(view, i);
+            // The name's end (the first non-`tchar`, which must be the `:`) and the line's (the
+            // first control byte other than HTAB, or DEL, after it, which must be the CR): the
+            // next line's start depends on these two searches only. The name and the value's
+            // OWS are worked out beside them.
+            let (ne, stop) = lines.field_line(view, i);
             // field-name ":" (RFC 9112 §5.1)
             match view.get(ne) {
                 Some(b':') if ne > i => {}

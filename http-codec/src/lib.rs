@@ -14,6 +14,9 @@
 //!   strict as the request parser (it shares its field-line code), with the body's framing
 //!   ([`ResponseFraming`]) worked out from RFC 9112 §6.3 and the request's method.
 //! * [`Error`]: one error enum; [`Error::status`] is the status code to answer with.
+//! * [`Backend`]: which implementation scans a head's bytes (SSE2 search by default on
+//!   x86_64, an AVX2 structural index, a portable one), chosen in [`Config`]; all give the
+//!   same answers.
 //!
 //! ```
 //! use bufslab_http::{
@@ -63,6 +66,7 @@
 #![warn(rust_2018_idioms)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod backend;
 mod body;
 mod chunked;
 mod config;
@@ -75,17 +79,21 @@ mod head;
 mod header_name;
 #[cfg(feature = "http")]
 mod http_compat;
+mod index;
 mod parse;
 mod parsed_response;
 mod request;
 mod response;
 mod response_parse;
 mod scan;
-// The only module allowed `unsafe`: SSE2 loads, each argued sound in the module docs.
+mod scanner;
+// The only module allowed `unsafe`: vector loads and `target_feature` calls, each argued
+// sound in its module's docs.
 #[allow(unsafe_code)]
 mod simd;
 mod uri;
 
+pub use backend::Backend;
 pub use body::{BodyDecoder, LengthDecoder};
 pub use chunked::ChunkedDecoder;
 pub use config::Config;

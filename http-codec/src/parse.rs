@@ -20,7 +20,8 @@ use crate::head::{
 };
 use crate::request::{BodyFraming, Method, Request, TargetForm, Version};
 use crate::scan::{find_non_tchar, SCHEME_CHAR};
-use crate::simd::find_non_target;
+use crate::scanner::Scanner;
+use crate::simd::Job;
 use crate::uri::{valid_absolute, valid_authority, Port};
 
 /// The result of a successful parse call.
@@ -143,15 +144,35 @@ impl Parser {
     ///
     /// # Errors
     /// Any [`Error`]; [`Error::status`] says what to answer. The parser resets itself.
-    // Inlinable across crates: a caller that reads a few fields of the `Request` lets the
-    // compiler drop the stores of the others (a server has one or two call sites).
-    #[inline]
+    // Inlined across crates: a caller that reads a few fields of the `Request` lets the
+    // compiler drop the stores of the others (a server has one or two call sites). A hint is
+    // not enough since the backends' cold call joined it: measured in server-demo, the call
+    // LLVM then made cost 55 instructions per request.
+    #[inline(always)]
     pub fn parse<'b, 'h>(
         &mut self,
         buf: &'b [u8],
         slots: &'h mut [HeaderSlot],
     ) -> Result<Status<Request<'b, 'h>>, Error> {
-        let run = self.run(buf, slots);
+        let backend = self.config.backend();
+        backend.run(Parse {
+            parser: self,
+            buf,
+            slots,
+        })
+    }
+
+    /// [`parse`](Self::parse) with the backend's scanner: the whole call, so that a vector
+    /// backend's copy (compiled for its features) holds the result in registers until the
+    /// `Request` is built.
+    #[inline(always)]
+    fn parse_with<'b, 'h, S: Scanner>(
+        &mut self,
+        scanner: S,
+        buf: &'b [u8],
+        slots: &'h mut [HeaderSlot],
+    ) -> Result<Status<Request<'b, 'h>>, Error> {
+        let run = self.run(scanner, buf, slots);
         settle(run, &mut self.p, Progress::NEW, |p, (head_len, framing)| {
             let slots: &'h [HeaderSlot] = slots;
             let method = Method::from_code(
@@ -221,17 +242,19 @@ impl Parser {
 
     /// `Ok(None)`: partial; `Ok(Some(..))`: complete head of that length.
     #[inline(always)]
-    fn run(
+    fn run<S: Scanner>(
         &mut self,
+        scanner: S,
         buf: &[u8],
         slots: &mut [HeaderSlot],
     ) -> Result<Option<(usize, BodyFraming)>, Error> {
         let (view, truncated) = head_view(buf, &self.config);
-        if !self.p.in_headers && self.request_line(view, truncated)?.is_none() {
+        if !self.p.in_headers && self.request_line(scanner, view, truncated)?.is_none() {
             return Ok(None);
         }
         let lines = &mut self.p.lines;
-        match lines.field_lines(view, truncated, slots, &self.config, is_framing_header)? {
+        let config = &self.config;
+        match lines.field_lines(scanner, view, truncated, slots, config, is_framing_header)? {
             Some(head_len) => Ok(Some((head_len, lines.framing.finish(self.p.version)?))),
             None => Ok(None),
         }
@@ -239,7 +262,12 @@ impl Parser {
 
     /// Parses the request line (after any leading empty lines). `Ok(None)`: incomplete.
     #[inline(always)]
-    fn request_line(&mut self, view: &[u8], truncated: bool) -> Result<Option<()>, Error> {
+    fn request_line<S: Scanner>(
+        &mut self,
+        scanner: S,
+        view: &[u8],
+        truncated: bool,
+    ) -> Result<Option<()>, Error> {
         let lenient_lf = self.config.allow_bare_lf();
         let mut i = self.p.lines.pos;
         // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line.
@@ -291,7 +319,7 @@ impl Parser {
         // rejected below: no target form has a fragment, a client never sends one
         // (RFC 9110 §7.1), and routing on a path with `#` in it would route on a fragment.
         let ts = method_end + 1;
-        let te = find_non_target(rl, ts);
+        let te = scanner.target_end(rl, ts);
         match rl.get(te) {
             None => return more(),
             Some(b' ') if te > ts => {}
@@ -334,6 +362,22 @@ impl Parser {
             },
         };
         Ok(Some(()))
+    }
+}
+
+/// A request parse call as a [`Job`] for the backend's scanner.
+struct Parse<'p, 'b, 'h> {
+    parser: &'p mut Parser,
+    buf: &'b [u8],
+    slots: &'h mut [HeaderSlot],
+}
+
+impl<'b, 'h> Job for Parse<'_, 'b, 'h> {
+    type Out = Result<Status<Request<'b, 'h>>, Error>;
+
+    #[inline(always)]
+    fn run<S: Scanner>(self, scanner: S) -> Self::Out {
+        self.parser.parse_with(scanner, self.buf, self.slots)
     }
 }
 

@@ -15,7 +15,8 @@ use crate::head::{
 use crate::parse::Status;
 use crate::parsed_response::{Response, ResponseFraming};
 use crate::request::{Method, Version};
-use crate::simd::find_ctl_but_tab;
+use crate::scanner::Scanner;
+use crate::simd::{find_ctl_but_tab, Job};
 
 /// Offset of the reason phrase: after `HTTP/1.1 200 `.
 const REASON_START: usize = 13;
@@ -219,6 +220,25 @@ impl ResponseParser {
         method: Method<'_>,
         slots: &mut [HeaderSlot],
     ) -> Result<Option<(usize, ResponseFraming)>, Error> {
+        let backend = self.config.backend();
+        let job = Run {
+            parser: self,
+            buf,
+            method,
+            slots,
+        };
+        backend.run(job)
+    }
+
+    /// [`run`](Self::run) with the backend's scanner.
+    #[inline(always)]
+    fn run_with<S: Scanner>(
+        &mut self,
+        scanner: S,
+        buf: &[u8],
+        method: Method<'_>,
+        slots: &mut [HeaderSlot],
+    ) -> Result<Option<(usize, ResponseFraming)>, Error> {
         let (view, truncated) = head_view(buf, &self.config);
         if !self.p.in_headers && self.status_line(view, truncated)?.is_none() {
             return Ok(None);
@@ -226,7 +246,7 @@ impl ResponseParser {
         let fixed = fixed_response_framing(method, self.p.status);
         let wants = |k| is_response_framing_header(k, fixed.is_none());
         let lines = &mut self.p.lines;
-        match lines.field_lines(view, truncated, slots, &self.config, wants)? {
+        match lines.field_lines(scanner, view, truncated, slots, &self.config, wants)? {
             Some(head_len) => {
                 let framing = lines.framing.finish_response(self.p.version, fixed)?;
                 Ok(Some((head_len, framing)))
@@ -288,5 +308,23 @@ impl ResponseParser {
             },
         };
         Ok(Some(()))
+    }
+}
+
+/// A response parse call as a [`Job`] for the backend's scanner.
+struct Run<'p, 'b, 's, 'm> {
+    parser: &'p mut ResponseParser,
+    buf: &'b [u8],
+    method: Method<'m>,
+    slots: &'s mut [HeaderSlot],
+}
+
+impl Job for Run<'_, '_, '_, '_> {
+    type Out = Result<Option<(usize, ResponseFraming)>, Error>;
+
+    #[inline(always)]
+    fn run<S: Scanner>(self, scanner: S) -> Self::Out {
+        self.parser
+            .run_with(scanner, self.buf, self.method, self.slots)
     }
 }

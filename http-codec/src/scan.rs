@@ -26,10 +26,16 @@ macro_rules! byte_table {
     }};
 }
 
-/// `tchar` (RFC 9110 §5.6.2): the bytes of methods, field names and transfer codings.
-pub(crate) static TCHAR: [bool; 256] = byte_table!(|b| matches!(b,
-    b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`'
-    | b'|' | b'~' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z'));
+/// Whether `b` is a `tchar` (RFC 9110 §5.6.2): the bytes of methods, field names and transfer
+/// codings. A `const fn`, so that the vector classifiers' tables are built from it too.
+pub(crate) const fn is_tchar(b: u8) -> bool {
+    matches!(b,
+        b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`'
+        | b'|' | b'~' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z')
+}
+
+/// [`is_tchar`] as a table.
+pub(crate) static TCHAR: [bool; 256] = byte_table!(|b| is_tchar(b));
 
 /// `unreserved / sub-delims` (RFC 3986 §2.2, §2.3): a reg-name's bytes besides
 /// percent-encodings, and so nearly every Host value's.

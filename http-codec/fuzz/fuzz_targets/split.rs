@@ -1,9 +1,9 @@
 //! What the head fuzz targets share: the configuration a mode byte picks, and the check that a
-//! parse's verdict does not depend on how its input is split.
+//! parse's verdict depends neither on how its input is split nor on the backend.
 
 use std::fmt::Debug;
 
-use bufslab_http::{Config, Error};
+use bufslab_http::{Backend, Config, Error};
 
 /// What a target's parse of one input is given: the configuration and the number of header
 /// slots its mode byte picks, the mode byte itself (for target-specific choices), the input,
@@ -21,8 +21,9 @@ pub struct Run<'a> {
 
 /// The fuzz target's body: `data` is a mode byte and an input. Asserts that `parse` gives the
 /// whole-buffer result also for every prefix in turn (inputs up to 1 KiB, to keep executions
-/// fast) and for two split points taken from the input, and that an error has one of
-/// `statuses` and a message.
+/// fast) and for two split points taken from the input, that every backend this CPU runs gives
+/// it too, whole and at those two points, and that an error has one of `statuses` and a
+/// message.
 pub fn split_independent<T: PartialEq + Debug>(
     data: &[u8],
     statuses: &[u16],
@@ -32,7 +33,7 @@ pub fn split_independent<T: PartialEq + Debug>(
         return;
     };
     let (cfg, slots) = config(mode);
-    let run = |cuts: &[usize]| {
+    let on = |cfg: Config, cuts: &[usize]| {
         parse(&Run {
             cfg,
             slots,
@@ -41,6 +42,7 @@ pub fn split_independent<T: PartialEq + Debug>(
             cuts,
         })
     };
+    let run = |cuts: &[usize]| on(cfg, cuts);
     let want = run(&[]);
     if let Err(e) = &want {
         assert!(statuses.contains(&e.status()), "{e:?}");
@@ -56,6 +58,15 @@ pub fn split_independent<T: PartialEq + Debug>(
     let mut two = [a, b];
     two.sort_unstable();
     assert_eq!(run(&two), want);
+    for &backend in Backend::ALL.iter().filter(|b| b.is_supported()) {
+        let cfg = cfg.with_backend(backend);
+        assert_eq!(on(cfg, &[]), want, "the {backend} backend disagrees");
+        assert_eq!(
+            on(cfg, &two),
+            want,
+            "the {backend} backend disagrees at {two:?}"
+        );
+    }
 }
 
 /// The configuration the mode byte's low bits pick (bare LF, a small head limit, a short

@@ -3,8 +3,10 @@
 //! requests and responses.
 #![allow(dead_code)]
 
+use std::fmt::Debug;
+
 use bufslab_http::{
-    BodyFraming, Config, Error, Header, HeaderSlot, Method, Parser, Request, Response,
+    Backend, BodyFraming, Config, Error, Header, HeaderSlot, Method, Parser, Request, Response,
     ResponseFraming, ResponseParser, TargetForm, Version,
 };
 
@@ -65,13 +67,50 @@ pub fn whole(cfg: Config, buf: &[u8]) -> Outcome {
     fed(cfg, buf, &[])
 }
 
+/// The backends this CPU runs as themselves (see [`Backend::resolved`]), slowest first.
+pub fn backends() -> Vec<Backend> {
+    Backend::ALL
+        .iter()
+        .copied()
+        .filter(|b| b.is_supported())
+        .collect()
+}
+
+/// `run`'s answer with `cfg` under every backend this CPU runs, which must all be the same:
+/// so every test that parses through [`fed`] (the RFC rows, the split tests, the differential
+/// corpora) holds each backend to the others.
+pub fn on_every_backend<T: PartialEq + Debug>(
+    cfg: Config,
+    buf: &[u8],
+    run: impl Fn(Config) -> T,
+) -> T {
+    let mut answers = backends()
+        .into_iter()
+        .map(|b| (b, run(cfg.with_backend(b))));
+    let (first, want) = answers
+        .next()
+        .expect("the portable backend runs everywhere");
+    for (b, got) in answers {
+        assert_eq!(
+            got,
+            want,
+            "the {b} backend disagrees with {first} on {:?}",
+            String::from_utf8_lossy(buf)
+        );
+    }
+    want
+}
+
 /// Feeds `buf` to one parser as a growing prefix, cutting at each position in `cuts` (sorted),
-/// then the whole buffer; stops at the first non-partial result.
+/// then the whole buffer; stops at the first non-partial result. Every backend must agree
+/// ([`on_every_backend`]).
 pub fn fed(cfg: Config, buf: &[u8], cuts: &[usize]) -> Outcome {
-    let mut slots = [HeaderSlot::EMPTY; 64];
-    let mut p = Parser::new(cfg);
-    feed(buf, cuts, |b| {
-        Ok(p.parse(b, &mut slots)?.complete().map(|r| summarize(&r)))
+    on_every_backend(cfg, buf, |cfg| {
+        let mut slots = [HeaderSlot::EMPTY; 64];
+        let mut p = Parser::new(cfg);
+        feed(buf, cuts, |b| {
+            Ok(p.parse(b, &mut slots)?.complete().map(|r| summarize(&r)))
+        })
     })
 }
 
@@ -133,11 +172,13 @@ pub fn fed_response(
     buf: &[u8],
     cuts: &[usize],
 ) -> ResponseOutcome {
-    let mut slots = [HeaderSlot::EMPTY; 64];
-    let mut p = ResponseParser::new(cfg);
-    feed(buf, cuts, |b| {
-        let status = p.parse(b, method, &mut slots)?;
-        Ok(status.complete().map(|r| summarize_response(&r)))
+    on_every_backend(cfg, buf, |cfg| {
+        let mut slots = [HeaderSlot::EMPTY; 64];
+        let mut p = ResponseParser::new(cfg);
+        feed(buf, cuts, |b| {
+            let status = p.parse(b, method, &mut slots)?;
+            Ok(status.complete().map(|r| summarize_response(&r)))
+        })
     })
 }
 

@@ -1,11 +1,13 @@
-//! The crate's only `unsafe` code: 16-bytes-at-a-time scanners built on SSE2 intrinsics.
+//! 16-bytes-at-a-time scanners built on SSE2 intrinsics: one delimiter search per call.
 //!
-//! SSE2 is part of the x86_64 baseline, so there is no runtime feature detection and no
+//! SSE2 is part of the x86_64 baseline, so these need no runtime feature detection and no
 //! `#[target_feature]` function: the intrinsics are used exactly where the compiler already
-//! assumes SSE2. Elsewhere (other architectures) the scanners are the portable SWAR ones from
-//! [`crate::scan`], which return the same index for every input (`tests::simd_matches_scalar_*`
-//! compare the two on random inputs). Miri runs the SSE2 path itself (it interprets these
-//! intrinsics), so every load below is checked by `cargo +nightly miri test -p bufslab-http`.
+//! assumes SSE2. They are the [`Backend::Sse2`](crate::Backend::Sse2) field-line scan, and
+//! every x86_64 backend's request-target and Host scans. Elsewhere (other architectures) the
+//! functions are the portable SWAR ones from [`crate::scan`], which return the same index for
+//! every input (`tests::simd_matches_scalar_*` compare the two on random inputs). Miri runs
+//! the SSE2 path itself (it interprets these intrinsics), so every load below is checked by
+//! `cargo +nightly miri test -p bufslab-http`.
 //!
 //! # Soundness
 //!

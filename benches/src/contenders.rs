@@ -1,5 +1,5 @@
-//! The request-head parsers the `codec` and `codec_interleaved` benches compare, on the same
-//! fixtures.
+//! The request-head parsers the `codec` and `codec_interleaved` benches and the `parse_loop`
+//! program compare, on the same fixtures.
 //!
 //! Fairness: every contender gets 64 header slots allocated once outside the timed loop (as a
 //! server connection would hold them) and parses the same bytes
@@ -16,8 +16,8 @@
 use std::hint::black_box;
 use std::mem::MaybeUninit;
 
-use bufslab_benches::{sum_bufslab, FieldSum};
-use bufslab_http::{HeaderSlot, Parser, Status};
+use crate::{sum_bufslab, FieldSum};
+use bufslab_http::{Backend, Config, HeaderSlot, Parser, Status};
 
 const SLOTS: usize = 64;
 
@@ -25,8 +25,9 @@ const SLOTS: usize = 64;
 /// 16 × `techempower`). `pipelined16` is leaked once so that every fixture is `'static`, which
 /// lets the httparse slot array (typed with the buffer's lifetime) be created once outside the
 /// timed loop.
+#[must_use]
 pub fn fixtures() -> [(&'static str, &'static [u8], usize); 5] {
-    let [techempower, browser, many_headers, post_json] = bufslab_benches::FIXTURES;
+    let [techempower, browser, many_headers, post_json] = crate::FIXTURES;
     let pipelined: &'static [u8] = Box::leak(techempower.1.repeat(16).into_boxed_slice());
     [
         (techempower.0, techempower.1, 1),
@@ -52,28 +53,50 @@ fn each_head(
     n
 }
 
+/// The bufslab-http backends this CPU runs, each a contender of its own: `Auto` (the default,
+/// inlined into the caller), then each one this CPU runs, forced (reached through the parser's
+/// out-of-line call for a forced backend, as a user who forces one gets it).
+#[must_use]
+pub fn backends() -> Vec<Backend> {
+    std::iter::once(Backend::Auto)
+        .chain(Backend::ALL.iter().copied().filter(|b| b.is_supported()))
+        .collect()
+}
+
 /// Each contender with its per-connection state, allocated once.
+#[allow(missing_debug_implementations)]
 pub struct Contenders {
-    parser: Parser,
+    /// One parser per entry of [`backends`], forced to it.
+    parsers: Vec<Parser>,
     slots: [HeaderSlot; SLOTS],
     httparse: [MaybeUninit<httparse::Header<'static>>; SLOTS],
     pico: [picohttpparser_sys::phr_header; SLOTS],
 }
 
+impl Default for Contenders {
+    fn default() -> Self {
+        Contenders::new()
+    }
+}
+
 impl Contenders {
+    #[must_use]
     pub fn new() -> Self {
         Contenders {
-            parser: Parser::default(),
+            parsers: backends()
+                .into_iter()
+                .map(|b| Parser::new(Config::DEFAULT.with_backend(b)))
+                .collect(),
             slots: [HeaderSlot::EMPTY; SLOTS],
             httparse: [const { MaybeUninit::uninit() }; SLOTS],
             pico: [picohttpparser_sys::phr_header::default(); SLOTS],
         }
     }
 
-    /// bufslab-http parses the `n` heads of `buf`, reading every field of each, and the
-    /// framing and keep-alive it found while parsing.
-    pub fn bufslab(&mut self, buf: &'static [u8], n: usize) -> usize {
-        let (parser, slots) = (&mut self.parser, &mut self.slots);
+    /// bufslab-http with backend `backends()[k]` parses the `n` heads of `buf`, reading every
+    /// field of each, and the framing and keep-alive it found while parsing.
+    pub fn bufslab(&mut self, k: usize, buf: &'static [u8], n: usize) -> usize {
+        let (parser, slots) = (&mut self.parsers[k], &mut self.slots);
         each_head(black_box(buf), n, |buf| match parser.parse(buf, slots) {
             Ok(Status::Complete(req)) => {
                 black_box((sum_bufslab(&req), req.framing(), req.keep_alive()));
