@@ -105,13 +105,7 @@ fn long_values_and_many_lines() {
                 buf.push(if rng.chance(50) { b' ' } else { b'\t' });
             }
             for _ in 0..rng.below(300) {
-                let b = match rng.below(20) {
-                    0 => b'\t',
-                    1 => 0x80 + rng.below(128) as u8,
-                    2 => b' ',
-                    _ => 0x21 + rng.below(94) as u8,
-                };
-                buf.push(b);
+                buf.push(rng.value_byte());
             }
             buf.extend_from_slice(b"\r\n");
         }

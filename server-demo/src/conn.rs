@@ -134,6 +134,9 @@ pub(crate) struct Conn {
     /// What follows the current request's body: `None`, the next request; `Some(linger)`,
     /// [`Phase::Closing`] (its response said `Connection: close`).
     close_after_body: Option<bool>,
+    /// Between requests, input arrived (or may have) and no block was free to take it
+    /// ([`starve`](Self::starve)): a head has started as far as its deadline goes.
+    starved: bool,
 }
 
 impl Conn {
@@ -145,6 +148,7 @@ impl Conn {
             rbuf: None,
             out: OutQueue::default(),
             close_after_body: None,
+            starved: false,
         }
     }
 
@@ -161,6 +165,7 @@ impl Conn {
         self.phase = Phase::Closed;
         self.parser.reset();
         self.close_after_body = None;
+        self.starved = false;
     }
 
     /// Closed (by a [`Want::Close`], or never opened).
@@ -179,13 +184,34 @@ impl Conn {
         matches!(self.phase, Phase::Head) && !self.holds_input() && self.out.is_empty()
     }
 
-    /// Which deadline applies now (see `timer.rs`).
+    /// Which deadline applies now (see `timer.rs`). A head's deadline runs from its first byte
+    /// whether or not a block was free to read that byte: were it armed only once the head got
+    /// a block, the connections holding the pool's blocks with partial heads would be cut one
+    /// header timeout after another, a wave per pool's worth, before a waiting one got a block.
     pub(crate) fn timer_kind(&self) -> TimerKind {
         match self.phase {
             Phase::Drain { .. } => TimerKind::Drain,
-            Phase::Head if self.out.is_empty() && self.holds_input() => TimerKind::Header,
+            Phase::Head if self.out.is_empty() && (self.holds_input() || self.starved) => {
+                TimerKind::Header
+            }
             _ => TimerKind::Idle,
         }
+    }
+
+    /// The driver has (or may have) input for a head waiting and no block to take it into: from
+    /// here the header deadline applies, as it would had a block been free. Ignored outside a
+    /// head; forgotten once a block takes input.
+    pub(crate) fn starve(&mut self) {
+        if matches!(self.phase, Phase::Head) && self.out.is_empty() {
+            self.starved = true;
+        }
+    }
+
+    /// Pool blocks the connection holds: its read block and its output blocks. Its driver
+    /// compares this after each turn, since blocks a connection gives back are what wakes the
+    /// connections waiting for the pool.
+    pub(crate) fn blocks(&self) -> usize {
+        usize::from(self.rbuf.is_some()) + self.out.blocks()
     }
 
     /// The deadline of `kind` passed. A request head that timed out is answered 408 when a
@@ -251,6 +277,9 @@ impl Conn {
                     Err(Blocked::OutputFull) if !self.out.is_empty() => continue,
                     // An empty queue always has room: never spin.
                     Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
+                    // Sending what is queued gives blocks back; waiting with it queued could
+                    // wait for blocks only this connection would free.
+                    Err(Blocked::Pool) if !self.out.is_empty() => continue,
                     Err(Blocked::Pool) => return Want::Pool,
                 }
                 if !self.out.is_empty() || matches!(self.phase, Phase::Closing { .. }) {
@@ -274,6 +303,9 @@ impl Conn {
     /// byte: fill its spare room (e.g. with [`PoolBuf::read_from`]), then call
     /// [`next`](Self::next) again.
     ///
+    /// The driver asks only when input is there to read, so a head that finds no block here
+    /// has started all the same: its deadline runs from now ([`starve`](Self::starve)).
+    ///
     /// # Errors
     /// [`Want::Pool`] when no block is to be had; [`Want::Close`] when a head fills the
     /// largest block (the codec answers 431 before that, so this is a guard).
@@ -283,7 +315,14 @@ impl Conn {
         env: &mut Env<'_, F>,
     ) -> Result<&mut PoolBuf, Want> {
         let b = match self.rbuf.take() {
-            None => env.cache.get(SMALL_BLOCK).map_err(|_| Want::Pool)?,
+            None => {
+                let Ok(b) = env.cache.get(SMALL_BLOCK) else {
+                    self.starve();
+                    return Err(Want::Pool);
+                };
+                self.starved = false;
+                b
+            }
             Some(mut b) => {
                 if b.spare_capacity() < COMPACT_BELOW {
                     b.compact();
@@ -353,6 +392,7 @@ impl Conn {
             return None;
         }
         if !self.holds_input() {
+            self.starved = false;
             self.rbuf = Some(buf);
             return None;
         }

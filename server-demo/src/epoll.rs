@@ -49,7 +49,7 @@ pub(crate) struct EpollConn {
     /// readiness edge will come.
     pub(crate) read_closed: bool,
     pub(crate) writable: bool,
-    /// On the worker's pool-wait or run-again list already.
+    /// On the worker's run-again list already.
     pub(crate) queued: bool,
     /// The HTTP connection.
     pub(crate) conn: Conn,

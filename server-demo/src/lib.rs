@@ -43,6 +43,7 @@ mod sys;
 mod timer;
 #[allow(unsafe_code)]
 mod uring_driver;
+mod wait_queue;
 mod worker;
 
 pub use cli::{parse_args, CliError, Command, USAGE};

@@ -2,9 +2,10 @@
 //! epoll driver, with the kernel receiving into pool blocks through a provided buffer ring
 //! (`bufslab_uring::BufRing`).
 //!
-//! Each loop turn: refill the buffer ring, submit everything queued and wait for completions
-//! in **one** `io_uring_enter` (its timeout is the next deadline), handle the completions, then
-//! deadlines and connections waiting for the pool. The ring is `SINGLE_ISSUER | DEFER_TASKRUN`
+//! Each loop turn: refill the buffer ring and arm the receives waiting for it, submit everything
+//! queued and wait for completions in **one** `io_uring_enter` (its timeout is the next
+//! deadline), handle the completions, then deadlines, then the connections waiting for the pool
+//! if blocks came back (`worker::wake_pool_waiters`). The ring is `SINGLE_ISSUER | DEFER_TASKRUN`
 //! (`COOP_TASKRUN` where the kernel refuses those), with a completion queue four times the
 //! submission queue.
 //!
@@ -21,10 +22,13 @@
 //!   taken that input: the backpressure the epoll driver gets by not reading. The ring is refilled
 //!   only to its size less the parked blocks, so the queue never grows (see `parked`).
 //!   `ENOBUFS` (the ring ran dry, which ends the receive) is a wait for the pool, never a close:
-//!   the ring is refilled and the receive armed again. A connection that holds part of a
-//!   request while no receive is armed receives the rest into the spare room of its own read
-//!   block, as the epoll driver does: no copy, and a pool drained by partial requests still
-//!   moves.
+//!   the connection waits in the worker's queue of ring waiters (its head's deadline running
+//!   from then), and its receive is armed again, oldest first, once a refill put a block in the
+//!   ring for it. A receive is armed even on a dry ring, so only a peer whose input has come
+//!   waits, as under epoll; one with nothing to say holds no block either way. A connection
+//!   that holds part of a request while no receive is armed receives the rest into the spare
+//!   room of its own read block, as the epoll driver does: no copy, and a pool drained by
+//!   partial requests still moves.
 //! - **Send:** at most one in flight per connection (`send` of one block, `writev` of several);
 //!   a short send is resumed by the next one. The output blocks stay in the connection until
 //!   the completion: a connection closed with a send in flight keeps them until then. A fully
@@ -63,7 +67,8 @@ use crate::out_queue::OUT_BLOCKS;
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
-use crate::worker::{env, WorkerBase};
+use crate::wait_queue::WaitQueue;
+use crate::worker::{env, wake_pool_waiters, PoolWaiters, WorkerBase};
 
 /// Submission queue entries; the completion queue gets four times as many.
 const SQ_ENTRIES: u32 = 1024;
@@ -273,8 +278,6 @@ struct UConn {
     eof: bool,
     /// A receive failed (reset).
     read_error: bool,
-    /// On the pool-wait list already.
-    queued: bool,
     /// The oldest received block the core has not taken yet (more may be parked).
     pending: Option<PoolBuf>,
     /// The iovecs of a `writev` in flight (the kernel reads them until its completion).
@@ -313,6 +316,11 @@ impl UConn {
         self.sending || self.recv_own
     }
 
+    /// Pool blocks the connection holds: the core's, and the received ones waiting for it.
+    fn blocks(&self) -> usize {
+        self.conn.blocks() + usize::from(self.pending.is_some()) + self.parked as usize
+    }
+
     fn new(parser: Parser) -> UConn {
         UConn {
             sock: None,
@@ -326,7 +334,6 @@ impl UConn {
             expire_pending: None,
             eof: false,
             read_error: false,
-            queued: false,
             pending: None,
             iov: [libc::iovec {
                 iov_base: std::ptr::null_mut(),
@@ -358,6 +365,11 @@ pub(crate) struct UringWorker<F: FreeList> {
     /// slot. Its capacity is the buffer ring's size and the ring is refilled only to
     /// `entries - parked.len()`, so it never grows: a block is parked only as it leaves the ring.
     parked: VecDeque<(u32, PoolBuf)>,
+    /// Connections whose receive ended on a dry buffer ring (`ENOBUFS`) with input waiting in
+    /// the socket, oldest first: each is armed again when the ring holds a block for it (see
+    /// `wake_ring_waiters`), not before, since a receive armed on a dry ring with input waiting
+    /// ends at once.
+    ring_waiters: WaitQueue,
     /// Receives, sends and socket closes submitted and not yet completed.
     recvs_in_flight: usize,
     sends_in_flight: usize,
@@ -388,6 +400,7 @@ impl<F: FreeList> UringWorker<F> {
             listener: Some(listener),
             accept_armed: false,
             conns: (0..n).map(|_| UConn::new(base.parser())).collect(),
+            ring_waiters: WaitQueue::new(n),
             base,
             recvs_in_flight: 0,
             sends_in_flight: 0,
@@ -406,6 +419,7 @@ impl<F: FreeList> UringWorker<F> {
             }
             // Parked blocks count against the ring's size (see `parked`).
             self.bufs.refill_to(self.bufs.entries() - self.parked.len());
+            self.wake_ring_waiters(now)?;
             self.report_ring();
             self.wait(now)?;
             let now = Instant::now();
@@ -426,7 +440,7 @@ impl<F: FreeList> UringWorker<F> {
                 self.begin_shutdown(now)?;
             }
             self.expire(now)?;
-            self.rerun(now)?;
+            wake_pool_waiters(&mut self, now)?;
             self.report_ring();
             let Some(deadline) = self.base.shutdown_deadline else {
                 continue;
@@ -471,7 +485,7 @@ impl<F: FreeList> UringWorker<F> {
     /// `io_uring_enter`.
     fn wait(&mut self, now: Instant) -> io::Result<()> {
         // The shutdown flag is read once per turn: the wait is never longer than `MAX_WAIT`.
-        let wake = self.base.next_wake(now).min(now + MAX_WAIT);
+        let wake = self.base.next_wake().min(now + MAX_WAIT);
         let d = wake.saturating_duration_since(now);
         let ts = types::Timespec::new()
             .sec(d.as_secs())
@@ -552,24 +566,30 @@ impl<F: FreeList> UringWorker<F> {
                 // the buffer ring's group (every RECV is one; each of its completions carries
                 // at most one block), and taken once here.
                 let buf = unsafe { self.bufs.take(cqe) };
-                let Some(uc) = self.conns.get_mut(slot) else {
+                let open = self
+                    .conns
+                    .get(slot)
+                    .is_some_and(|uc| uc.gen == gen && uc.sock.is_some());
+                if !open {
+                    // A closed connection's receive: the block goes home.
+                    if buf.is_some() {
+                        self.base.gave_back();
+                    }
                     return Ok(());
-                };
-                if uc.gen != gen || uc.sock.is_none() {
-                    return Ok(()); // a closed connection's receive: the block goes home
                 }
+                let uc = &mut self.conns[slot];
                 if last {
                     uc.recv_armed = false;
                     uc.recv_cancel = false;
                 }
                 if res == -libc::ENOBUFS {
-                    // The ring ran dry, which ends a multishot receive: wait for blocks, then
-                    // re-arm.
-                    self.base.wait_for_pool(slot, &mut uc.queued);
-                    return Ok(());
+                    return self.ring_ran_dry(slot, now);
                 }
-                if let (Some(_), Some(buf)) = (uc.received(res), buf) {
-                    self.file_block(slot, buf)?;
+                match (uc.received(res), buf) {
+                    (Some(_), Some(buf)) => self.file_block(slot, buf)?,
+                    // The end of stream's block comes back empty, and goes home.
+                    (None, Some(_)) => self.base.gave_back(),
+                    _ => {}
                 }
                 self.run_conn(slot, now, res > 0)?;
             }
@@ -605,6 +625,8 @@ impl<F: FreeList> UringWorker<F> {
                             // flight: nothing for the core to do (its idle deadline was
                             // refreshed when the request came).
                             uc.conn.release_read_block();
+                            let blocks = uc.blocks();
+                            self.base.holds(slot, blocks);
                             return Ok(());
                         }
                         self.run_conn(slot, now, true)?;
@@ -637,6 +659,8 @@ impl<F: FreeList> UringWorker<F> {
         };
         if uc.parked == 0 && pending.spare_capacity() >= buf.len() {
             pending.put_slice(&buf);
+            // Copied: the block goes home.
+            self.base.gave_back();
             return Ok(());
         }
         // The ring is refilled only to `entries - parked.len()`: there is room.
@@ -673,7 +697,6 @@ impl<F: FreeList> UringWorker<F> {
     /// and files it where its outcome says.
     fn run_conn(&mut self, slot: usize, now: Instant, progress: bool) -> io::Result<()> {
         let shutting_down = self.base.shutting_down();
-        let ring_dry = self.bufs.held() == 0;
         let mut env = env!(self, slot, shutting_down);
         let Some(uc) = self.conns.get_mut(slot) else {
             return Ok(());
@@ -692,6 +715,7 @@ impl<F: FreeList> UringWorker<F> {
         // table never moves (it is allocated once).
         let ring = &mut self.ring;
         let parked = &mut self.parked;
+        let ring_waiters = &mut self.ring_waiters;
         let (mut sends, mut recvs) = (0, 0);
         let mut stuck = false;
         let outcome = loop {
@@ -746,6 +770,7 @@ impl<F: FreeList> UringWorker<F> {
                                 // SAFETY: see above.
                                 unsafe { queue(ring, &own_recv_request(fd, space, ud))? };
                                 uc.recv_own = true;
+                                ring_waiters.remove(slot);
                                 recvs += 1;
                                 break Outcome::Wait;
                             }
@@ -753,8 +778,11 @@ impl<F: FreeList> UringWorker<F> {
                             Err(_) => break Outcome::Pool,
                         }
                     }
-                    if ring_dry {
-                        break Outcome::Pool;
+                    // Armed even on a dry ring: a peer with nothing to say holds no block
+                    // either way, and one whose input waits ends the receive at once with
+                    // `ENOBUFS`, which is how the connection learns it has to wait.
+                    if ring_waiters.contains(slot) {
+                        break Outcome::Wait;
                     }
                     arm_ring_recv(ring, uc, fd, slot)?;
                     recvs += 1;
@@ -784,8 +812,8 @@ impl<F: FreeList> UringWorker<F> {
                     if uc.eof || uc.read_error {
                         break Outcome::Close(uc.conn.peer_closed());
                     }
-                    if ring_dry {
-                        break Outcome::Pool;
+                    if ring_waiters.contains(slot) {
+                        break Outcome::Wait;
                     }
                     arm_ring_recv(ring, uc, fd, slot)?;
                     recvs += 1;
@@ -797,6 +825,7 @@ impl<F: FreeList> UringWorker<F> {
         };
         let idle = uc.conn.is_idle();
         let want = uc.conn.timer_kind();
+        let blocks = uc.blocks();
         self.sends_in_flight += sends;
         self.recvs_in_flight += recvs;
         match outcome {
@@ -810,9 +839,10 @@ impl<F: FreeList> UringWorker<F> {
                 self.closed(slot, CloseReason::Done);
                 return Ok(());
             }
-            Outcome::Pool => self.base.wait_for_pool(slot, &mut self.conns[slot].queued),
-            Outcome::Wait => {}
+            Outcome::Pool | Outcome::Wait => {}
         }
+        self.base
+            .ran(slot, matches!(outcome, Outcome::Pool), blocks);
         if shutting_down && idle {
             self.close(slot, CloseReason::Done);
             return Ok(());
@@ -821,20 +851,36 @@ impl<F: FreeList> UringWorker<F> {
         Ok(())
     }
 
-    /// Reruns connections waiting for the pool (or for the buffer ring to refill).
-    fn rerun(&mut self, now: Instant) -> io::Result<()> {
-        let pending = self.base.pool_waiters.len();
-        for i in 0..pending {
-            let slot = self.base.pool_waiters[i] as usize;
-            if let Some(uc) = self.conns.get_mut(slot) {
-                uc.queued = false;
-                if uc.sock.is_some() {
-                    self.run_conn(slot, now, false)?;
-                }
-            }
+    /// The connection's multishot receive ended on `ENOBUFS`: input came while the buffer ring
+    /// was dry. With input buffered already, the core goes on (the rest is received into its
+    /// read block); otherwise the connection waits for the ring, its head's deadline running
+    /// from now as though the input had been read.
+    fn ring_ran_dry(&mut self, slot: usize, now: Instant) -> io::Result<()> {
+        let Some(uc) = self.conns.get_mut(slot) else {
+            return Ok(());
+        };
+        if uc.conn.holds_input() || uc.pending.is_some() || uc.parked > 0 {
+            return self.run_conn(slot, now, false);
         }
-        // Entries added while rerunning stay for the next turn; no allocation.
-        self.base.pool_waiters.drain(..pending);
+        uc.conn.starve();
+        let want = uc.conn.timer_kind();
+        if self.ring_waiters.push_back(slot) {
+            self.base.count_pool_wait();
+        }
+        self.base.rearm(slot, want, false, now);
+        Ok(())
+    }
+
+    /// Arms the receives of the connections waiting for the ring, oldest first, as many as it
+    /// holds blocks: each has input waiting, so each receive takes a block at once, and one
+    /// armed beyond them would end on `ENOBUFS` again.
+    fn wake_ring_waiters(&mut self, now: Instant) -> io::Result<()> {
+        for _ in 0..self.bufs.held() {
+            let Some(slot) = self.ring_waiters.pop_front() else {
+                break;
+            };
+            self.run_conn(slot, now, false)?;
+        }
         Ok(())
     }
 
@@ -907,13 +953,17 @@ impl<F: FreeList> UringWorker<F> {
         uc.gen = uc.gen.wrapping_add(1) & 0xff_ffff;
         uc.recv_armed = false;
         uc.recv_cancel = false;
-        uc.pending = None;
+        if uc.pending.take().is_some() {
+            self.base.gave_back();
+        }
         if uc.parked > 0 {
             uc.parked = 0;
             self.parked.retain(|(s, _)| *s as usize != slot);
+            self.base.gave_back();
         }
         uc.expire_pending = None;
         uc.closing = true;
+        self.ring_waiters.remove(slot);
         if !uc.busy() {
             self.finish_close(slot);
         }
@@ -951,6 +1001,7 @@ impl<F: FreeList> UringWorker<F> {
     fn finish_close(&mut self, slot: usize) {
         if self.conns.get_mut(slot).is_some_and(UConn::finish_close) {
             self.base.free.push(slot as u32);
+            self.base.holds(slot, 0);
         }
     }
 
@@ -965,12 +1016,10 @@ impl<F: FreeList> UringWorker<F> {
         let uc = self.conns.get_mut(slot)?;
         *in_flight(uc) = false;
         if uc.closing {
-            if uc.finish_close() {
-                self.base.free.push(slot as u32);
-            }
+            self.finish_close(slot);
             return None;
         }
-        Some(uc)
+        self.conns.get_mut(slot)
     }
 
     /// Stops accepting; idle connections close now, busy ones after their current exchange.
@@ -990,6 +1039,16 @@ impl<F: FreeList> UringWorker<F> {
             }
         }
         Ok(())
+    }
+}
+
+impl<F: FreeList> PoolWaiters<F> for UringWorker<F> {
+    fn base(&mut self) -> &mut WorkerBase<F> {
+        &mut self.base
+    }
+
+    fn run_waiter(&mut self, slot: usize, now: Instant) -> io::Result<()> {
+        self.run_conn(slot, now, false)
     }
 }
 

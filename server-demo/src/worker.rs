@@ -2,12 +2,14 @@
 //! lists and local cache of the shared pool. Nothing on the request path crosses threads.
 //!
 //! Each loop turn: poll → run the connections that became ready → expire deadlines → rerun
-//! the connections that yielded or waited for the pool → accept a batch. Accepting last means
-//! a slot freed in this turn is reused only in a later turn, so a stale event for a closed
-//! connection can never be delivered to its successor.
+//! the connections that yielded → wake the connections waiting for the pool, if blocks came
+//! back → accept a batch. Accepting last means a slot freed in this turn is reused only in a
+//! later turn, so a stale event for a closed connection can never be delivered to its
+//! successor.
 //!
 //! `WorkerBase` is the per-worker state and bookkeeping that both drivers' workers share (this
-//! one and the io_uring driver's), whatever drives their sockets.
+//! one and the io_uring driver's), whatever drives their sockets, and [`wake_pool_waiters`] the
+//! wake-up of the connections waiting for the pool, for either.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -25,6 +27,7 @@ use crate::epoll::{EpollConn, Next};
 use crate::server::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::{TimerKind, Timers};
+use crate::wait_queue::WaitQueue;
 
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
 pub(crate) const WAKER: Token = Token(usize::MAX - 2);
@@ -35,8 +38,10 @@ const HEADER_SLOTS: usize = 100;
 /// How long accepting pauses after the process ran out of file descriptors.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// How often connections waiting for the pool retry.
-const POOL_RETRY: Duration = Duration::from_millis(5);
+/// With more than one worker, how often the oldest connection waiting for the pool tries
+/// again though none of this worker's blocks came back: blocks other workers give back reach
+/// the shared free list with no word to this one.
+const POOL_RETRY: Duration = Duration::from_millis(50);
 
 /// Longest a lingering close waits for the peer.
 const MAX_DRAIN: Duration = Duration::from_secs(2);
@@ -143,6 +148,7 @@ impl<F: FreeList> Worker<F> {
             }
             self.expire(now);
             self.rerun(now);
+            wake_pool_waiters(&mut self, now)?;
             if let Some(deadline) = self.base.shutdown_deadline {
                 if self.base.free.len() == self.conns.len() {
                     return Ok(());
@@ -167,12 +173,11 @@ impl<F: FreeList> Worker<F> {
         let accept_now = self.accept_ready
             && self.listener.is_some()
             && self.base.accept_paused_until.is_none()
-            && self.base.pool_waiters.is_empty()
             && !self.base.free.is_empty();
         if !self.runnable.is_empty() || accept_now {
             return Some(Duration::ZERO);
         }
-        let wake = self.base.next_wake(now);
+        let wake = self.base.next_wake();
         // Round up to the next millisecond so a deadline has passed when the poll returns.
         Some(wake.saturating_duration_since(now) + Duration::from_micros(999))
     }
@@ -197,15 +202,16 @@ impl<F: FreeList> Worker<F> {
         let turn = conn.drive(&mut env);
         match turn.next {
             Next::Close(reason) => return self.close(slot, reason),
-            Next::Wait => {}
+            Next::Wait | Next::Pool => {}
             Next::Yield => {
                 if !conn.queued {
                     conn.queued = true;
                     self.runnable.push(slot as u32);
                 }
             }
-            Next::Pool => self.base.wait_for_pool(slot, &mut conn.queued),
         }
+        self.base
+            .ran(slot, turn.next == Next::Pool, conn.conn.blocks());
         if shutting_down && conn.conn.is_idle() {
             return self.close(slot, CloseReason::Done);
         }
@@ -213,35 +219,21 @@ impl<F: FreeList> Worker<F> {
         self.base.rearm(slot, want, turn.progress, now);
     }
 
-    /// Reruns connections that yielded, and those waiting for the pool.
+    /// Reruns connections that yielded.
     fn rerun(&mut self, now: Instant) {
-        for list in [true, false] {
-            let pending = if list {
-                self.runnable.len()
-            } else {
-                self.base.pool_waiters.len()
-            };
-            for i in 0..pending {
-                let slot = if list {
-                    self.runnable[i]
-                } else {
-                    self.base.pool_waiters[i]
-                } as usize;
-                if let Some(c) = self.conns.get_mut(slot) {
-                    c.queued = false;
-                    if c.sock.is_some() {
-                        self.run_conn(slot, now);
-                    }
+        let pending = self.runnable.len();
+        for i in 0..pending {
+            let slot = self.runnable[i] as usize;
+            if let Some(c) = self.conns.get_mut(slot) {
+                c.queued = false;
+                if c.sock.is_some() {
+                    self.run_conn(slot, now);
                 }
             }
-            // Entries added while rerunning stay for the next turn. `drain` on a Vec with
-            // spare capacity does not allocate.
-            if list {
-                self.runnable.drain(..pending);
-            } else {
-                self.base.pool_waiters.drain(..pending);
-            }
         }
+        // Entries added while rerunning stay for the next turn. `drain` on a Vec with spare
+        // capacity does not allocate.
+        self.runnable.drain(..pending);
     }
 
     /// Handles expired deadlines.
@@ -261,11 +253,11 @@ impl<F: FreeList> Worker<F> {
 
     /// Accepts up to a batch of connections, registering them all before serving any.
     fn accept(&mut self, now: Instant) {
+        // Accepting goes on while connections wait for the pool: one left in the backlog has no
+        // deadline running, so it would hold its place there until every waiter got a block.
+        // Accepted, it waits in the queue behind them (a slot, no block) with its deadline
+        // running like theirs.
         if !self.accept_ready || self.base.accept_paused_until.is_some() {
-            return;
-        }
-        // Pool exhausted: new connections would only add to the queue of waiters.
-        if !self.base.pool_waiters.is_empty() {
             return;
         }
         let Some(listener) = self.listener.as_mut() else {
@@ -324,6 +316,7 @@ impl<F: FreeList> Worker<F> {
         let _ = self.poll.registry().deregister(&mut sock);
         drop(sock);
         self.base.free.push(slot as u32);
+        self.base.holds(slot, 0);
         self.base.count_close(reason);
     }
 
@@ -343,6 +336,51 @@ impl<F: FreeList> Worker<F> {
             }
         }
     }
+}
+
+impl<F: FreeList> PoolWaiters<F> for Worker<F> {
+    fn base(&mut self) -> &mut WorkerBase<F> {
+        &mut self.base
+    }
+
+    fn run_waiter(&mut self, slot: usize, now: Instant) -> io::Result<()> {
+        if self.conns.get(slot).is_some_and(|c| c.sock.is_some()) {
+            self.run_conn(slot, now);
+        }
+        Ok(())
+    }
+}
+
+/// A worker of either driver, as the wake-up of its pool waiters sees it.
+pub(crate) trait PoolWaiters<F: FreeList> {
+    fn base(&mut self) -> &mut WorkerBase<F>;
+    /// Runs the open connection in `slot` as far as it goes, and files it by its outcome
+    /// ([`WorkerBase::ran`]).
+    fn run_waiter(&mut self, slot: usize, now: Instant) -> io::Result<()>;
+}
+
+/// Runs the connections waiting for the pool, oldest first, once blocks came back to this
+/// worker since the last time (or, with several workers, once `POOL_RETRY` passed), until one
+/// finds no block again: that one keeps its place at the head, and the rest wait for the next
+/// blocks. A wait is thus retried only when there is something to take, and each return of
+/// blocks costs at most one connection a wasted try, however many wait: no retry timer, no
+/// rerun of every waiter each turn.
+pub(crate) fn wake_pool_waiters<F: FreeList, W: PoolWaiters<F>>(
+    w: &mut W,
+    now: Instant,
+) -> io::Result<()> {
+    if w.base().pool_wake_due(now) {
+        while let Some(slot) = w.base().pool_waiters.pop_front() {
+            w.run_waiter(slot, now)?;
+            let queue = &mut w.base().pool_waiters;
+            if queue.remove(slot) {
+                queue.push_front(slot);
+                break;
+            }
+        }
+    }
+    w.base().done_waking(now);
+    Ok(())
 }
 
 /// The earliest of `first` and the `Some` instants: when a worker's wait must end.
@@ -366,8 +404,14 @@ pub(crate) struct WorkerBase<F: FreeList> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) cfg: Config,
     pub(crate) large_block: usize,
-    /// Connections waiting for the pool.
-    pub(crate) pool_waiters: Vec<u32>,
+    /// Connections waiting for the pool, oldest first (see [`wake_pool_waiters`]).
+    pub(crate) pool_waiters: WaitQueue,
+    /// The blocks each connection held after its last turn (see [`holds`](Self::holds)).
+    held: Vec<u16>,
+    /// Blocks came back since the pool waiters were last woken.
+    blocks_returned: bool,
+    /// With several workers, when the oldest pool waiter tries again regardless.
+    pool_retry_at: Option<Instant>,
     pub(crate) accept_paused_until: Option<Instant>,
     pub(crate) shutdown_deadline: Option<Instant>,
     pub(crate) next_evict: Option<Instant>,
@@ -395,7 +439,10 @@ impl<F: FreeList> WorkerBase<F> {
             date: DateCache::new(SystemTime::now()),
             next_date: now,
             large_block: cfg.large_block(),
-            pool_waiters: Vec::with_capacity(n),
+            pool_waiters: WaitQueue::new(n),
+            held: vec![0; n],
+            blocks_returned: false,
+            pool_retry_at: None,
             accept_paused_until: None,
             shutdown_deadline: None,
             next_evict: if id == 0 {
@@ -431,7 +478,7 @@ impl<F: FreeList> WorkerBase<F> {
 
     /// The earliest of the next Date refresh, deadline, accept retry, shutdown deadline,
     /// eviction and pool retry: when the worker's wait must end.
-    pub(crate) fn next_wake(&self, now: Instant) -> Instant {
+    pub(crate) fn next_wake(&self) -> Instant {
         earliest(
             self.next_date,
             [
@@ -439,7 +486,7 @@ impl<F: FreeList> WorkerBase<F> {
                 self.accept_paused_until,
                 self.shutdown_deadline,
                 self.next_evict,
-                (!self.pool_waiters.is_empty()).then(|| now + POOL_RETRY),
+                self.pool_retry_at,
             ],
         )
     }
@@ -459,19 +506,70 @@ impl<F: FreeList> WorkerBase<F> {
         }
         if let (Some(at), Some(every)) = (self.next_evict, self.cfg.evict_interval) {
             if now >= at {
-                self.shared.pool.evict_idle();
+                // A slab given back makes room under the bound for one of another class.
+                if self.shared.pool.evict_idle() > 0 {
+                    self.blocks_returned = true;
+                }
                 self.next_evict = Some(now + every);
             }
         }
     }
 
-    /// Files `slot` as waiting for the pool, unless it is on a list already (`queued`).
+    /// Files `slot` after a turn of its connection: at the back of the pool's wait queue when
+    /// the turn ended waiting for blocks (`waits`; one that waits already keeps its place),
+    /// off the queue otherwise. `blocks` is what the connection holds now (see
+    /// [`holds`](Self::holds)).
     #[inline]
-    pub(crate) fn wait_for_pool(&mut self, slot: usize, queued: &mut bool) {
-        if !*queued {
-            *queued = true;
-            WorkerCounters::add(&self.counters().pool_waits, 1);
-            self.pool_waiters.push(slot as u32);
+    pub(crate) fn ran(&mut self, slot: usize, waits: bool, blocks: usize) {
+        if !waits {
+            self.pool_waiters.remove(slot);
+        } else if self.pool_waiters.push_back(slot) {
+            self.count_pool_wait();
+        }
+        self.holds(slot, blocks);
+    }
+
+    /// Notes that the connection in `slot` holds `blocks` pool blocks now; fewer than after its
+    /// last turn means blocks came back to this worker, so the pool waiters are woken at the
+    /// end of this turn. Blocks go back to the pool only from this worker's connections (or its
+    /// driver: [`gave_back`](Self::gave_back)), so this sees every return but those of other
+    /// workers (and the idle eviction's room under the bound: `housekeeping`).
+    #[inline]
+    pub(crate) fn holds(&mut self, slot: usize, blocks: usize) {
+        if let Some(held) = self.held.get_mut(slot) {
+            let blocks = u16::try_from(blocks).unwrap_or(u16::MAX);
+            self.blocks_returned |= blocks < *held;
+            *held = blocks;
+        }
+    }
+
+    /// The driver gave a block back that no connection held (a received block it dropped).
+    #[inline]
+    pub(crate) fn gave_back(&mut self) {
+        self.blocks_returned = true;
+    }
+
+    /// Counts a connection's wait for pool blocks.
+    #[inline]
+    pub(crate) fn count_pool_wait(&self) {
+        WorkerCounters::add(&self.counters().pool_waits, 1);
+    }
+
+    /// Whether the pool waiters are to be woken now (see [`wake_pool_waiters`]).
+    fn pool_wake_due(&self, now: Instant) -> bool {
+        !self.pool_waiters.is_empty()
+            && (self.blocks_returned || self.pool_retry_at.is_some_and(|at| now >= at))
+    }
+
+    /// After the pool waiters' turn: the blocks that came back were offered, and the retry for
+    /// other workers' blocks is due a `POOL_RETRY` after the last one.
+    fn done_waking(&mut self, now: Instant) {
+        let due = self.pool_wake_due(now);
+        self.blocks_returned = false;
+        if self.pool_waiters.is_empty() || self.cfg.workers < 2 {
+            self.pool_retry_at = None;
+        } else if due || self.pool_retry_at.is_none() {
+            self.pool_retry_at = Some(now + POOL_RETRY);
         }
     }
 
@@ -513,10 +611,12 @@ impl<F: FreeList> WorkerBase<F> {
         }
     }
 
-    /// Stops `slot`'s deadline and takes back the header slots it holds, as it closes.
+    /// Stops `slot`'s deadline, takes it off the pool's wait queue and takes back the header
+    /// slots it holds, as it closes.
     #[inline]
     pub(crate) fn detach(&mut self, slot: usize) {
         self.timers.disarm(slot);
+        self.pool_waiters.remove(slot);
         if self.slots_owner == Some(slot) {
             self.slots_owner = None;
         }

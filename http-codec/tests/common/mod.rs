@@ -195,6 +195,16 @@ impl Rng {
         self.0 = x;
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
+    /// A byte a field value may hold, mostly visible ASCII, some HTAB, SP and obs-text.
+    pub fn value_byte(&mut self) -> u8 {
+        match self.below(20) {
+            0 => b'\t',
+            1 => 0x80 + self.below(128) as u8,
+            2 => b' ',
+            _ => 0x21 + self.below(94) as u8,
+        }
+    }
+
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
@@ -295,13 +305,7 @@ fn fields_and_body(rng: &mut Rng, out: &mut Vec<u8>, mut lines: Vec<Vec<u8>>, ht
             value.push(*rng.pick(b" \t"));
         }
         for _ in 0..rng.below(60) {
-            let b = match rng.below(20) {
-                0 => b'\t',
-                1 => 0x80 + rng.below(128) as u8,
-                2 => b' ',
-                _ => 0x21 + rng.below(94) as u8,
-            };
-            value.push(b);
+            value.push(rng.value_byte());
         }
         if rng.chance(20) {
             value.push(*rng.pick(b" \t"));
