@@ -105,7 +105,7 @@ impl Backend {
     pub(crate) fn resolve(self) -> Resolved {
         #[cfg(target_arch = "x86_64")]
         {
-            if matches!(self, Backend::Avx2) {
+            if self == Backend::Avx2 {
                 if let Some(token) = crate::simd::avx2::Avx2::detect() {
                     return Resolved::Avx2(token);
                 }

@@ -204,12 +204,11 @@ impl<C: Classify> FieldLines for IndexLines<C> {
     #[inline(always)]
     fn field_line(&mut self, view: &[u8], i: usize) -> (usize, usize) {
         let ne = self.next(view, i, |m| m.name_end);
-        let mut stop = self.next(view, ne, |m| m.stop);
-        // HTAB is the one control byte a value may hold: look on past it.
-        while view.get(stop) == Some(&b'\t') {
-            stop = self.next(view, stop + 1, |m| m.stop);
-        }
-        (ne, stop)
+        let stop = self.next(view, ne, |m| m.stop);
+        (
+            ne,
+            crate::scan::past_tabs(view, stop, |k| self.next(view, k, |m| m.stop)),
+        )
     }
 }
 

@@ -135,6 +135,22 @@ pub(crate) fn find_ctl(buf: &[u8], i: usize) -> usize {
     find_first(buf, i, ctl_mask, |b| b < 0x20 || b == 0x7f)
 }
 
+/// Where a field value ends, given `stop`, the first control byte or DEL a scan found: `stop`
+/// itself, unless it is an HTAB (the one control a value may hold), in which case the next
+/// such byte `find(k)` finds from `k` on, and so on. Every scanner's value search ends here,
+/// so the HTAB rule is written once.
+#[inline(always)]
+pub(crate) fn past_tabs(
+    buf: &[u8],
+    mut stop: usize,
+    mut find: impl FnMut(usize) -> usize,
+) -> usize {
+    while buf.get(stop) == Some(&b'\t') {
+        stop = find(stop + 1);
+    }
+    stop
+}
+
 /// Index of the first byte at or after `i` that is not VCHAR or is `#`, or `buf.len()`. This
 /// is the request-target scan: the target ends at SP, and any other non-VCHAR byte (controls,
 /// DEL, obs-text) is invalid in a URI (RFC 3986 §2, RFC 9112 §3.2). So is `#`: a fragment is

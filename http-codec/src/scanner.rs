@@ -62,11 +62,11 @@ impl FieldLines for Portable {
     #[inline(always)]
     fn field_line(&mut self, view: &[u8], i: usize) -> (usize, usize) {
         let ne = crate::scan::find_name_end(view, i);
-        let mut stop = crate::scan::find_ctl(view, ne);
-        while view.get(stop) == Some(&b'\t') {
-            stop = crate::scan::find_ctl(view, stop + 1);
-        }
-        (ne, stop)
+        let stop = crate::scan::find_ctl(view, ne);
+        (
+            ne,
+            crate::scan::past_tabs(view, stop, |k| crate::scan::find_ctl(view, k)),
+        )
     }
 }
 

@@ -248,14 +248,8 @@ pub(crate) fn scan_field_line(buf: &[u8], i: usize) -> (usize, usize) {
 /// Index of the first control byte other than HTAB, or DEL, at or after `i` (else
 /// `buf.len()`): where a field value must end.
 #[inline]
-pub(crate) fn find_ctl_but_tab(buf: &[u8], mut i: usize) -> usize {
-    loop {
-        i = find_ctl(buf, i);
-        match buf.get(i) {
-            Some(b'\t') => i += 1,
-            _ => return i,
-        }
-    }
+pub(crate) fn find_ctl_but_tab(buf: &[u8], i: usize) -> usize {
+    crate::scan::past_tabs(buf, find_ctl(buf, i), |k| find_ctl(buf, k))
 }
 
 /// Whether `buf[start..end]` is a Host value of the common shape: `unreserved / sub-delims`
