@@ -62,6 +62,9 @@ impl Avx2 {
 
 /// `job` with every function it inlines compiled for AVX2, so that the classifier inlines into
 /// the field-line loop.
+///
+/// # Safety
+/// The CPU must have AVX2 (`token` says so, where it came from [`Avx2::detect`]).
 #[target_feature(enable = "avx2")]
 unsafe fn run_avx2<J: Job>(token: Avx2, job: J) -> J::Out {
     job.run(crate::index::Indexed(token))
@@ -116,6 +119,10 @@ const LO: __m256i = unsafe { core::mem::transmute::<[u8; 32], __m256i>(TABLES.0)
 // SAFETY: as for `LO`.
 const HI: __m256i = unsafe { core::mem::transmute::<[u8; 32], __m256i>(TABLES.1) };
 
+/// The masks of `block` (see the module docs).
+///
+/// # Safety
+/// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn classify(block: &[u8; 64]) -> Masks {
@@ -137,6 +144,9 @@ unsafe fn classify(block: &[u8; 64]) -> Masks {
 }
 
 /// The stop mask and the `tchar` mask of 32 bytes.
+///
+/// # Safety
+/// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
 #[inline]
 #[allow(unused_unsafe)]
