@@ -64,7 +64,6 @@ pub fn backends() -> Vec<Backend> {
 }
 
 /// Each contender with its per-connection state, allocated once.
-#[allow(missing_debug_implementations)]
 pub struct Contenders {
     /// One parser per entry of [`backends`], forced to it.
     parsers: Vec<Parser>,
