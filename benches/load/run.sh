@@ -20,7 +20,8 @@ Prints medians over the rounds and the ratios between servers.
   --warmup S          seconds of wrk before each measured run (env WARMUP, default 3)
   --scenarios LIST    comma-separated, from: pipelined,plaintext,json,c1024,newconn
                       (env SCENARIOS, default all)
-  --servers LIST      comma-separated, from: server-demo,demo-uring,demo-stack,demo-prev,hyper,may-minihttp,floor
+  --servers LIST      comma-separated, from: server-demo,demo-uring,demo-stack,demo-prev,prev-uring,
+                      hyper,may-minihttp,floor
                       (env SERVERS, default all)
   --parts LIST        comma-separated, from: load,rss,syscalls,instructions (env PARTS,
                       default all)
@@ -47,7 +48,8 @@ Servers: server-demo = server-demo --io epoll (the pool's queue free list, its d
 demo-uring = server-demo --io uring (left out, with the reason, where io_uring is refused);
 demo-stack = server-demo --io epoll --pool-strategy stack (the free-list A/B against
 server-demo); demo-prev = the server-demo binary in PREV_DEMO (another revision, built
-elsewhere), --io epoll, paired against server-demo; hyper, may-minihttp, floor = the baselines.
+elsewhere), --io epoll, paired against server-demo; prev-uring = the same binary --io uring,
+paired against demo-uring; hyper, may-minihttp, floor = the baselines.
 EOF
 }
 
@@ -123,9 +125,9 @@ for s in "${scenarios[@]}"; do
   [[ $s =~ ^(pipelined|plaintext|json|c1024|newconn)$ ]] || die "unknown scenario '$s'"
 done
 for s in "${servers[@]}"; do
-  [[ $s =~ ^(server-demo|demo-uring|demo-stack|demo-prev|hyper|may-minihttp|floor)$ ]] || die "unknown server '$s'"
-  if [[ $s == demo-prev ]]; then
-    [[ -x ${PREV_DEMO:-} ]] || die "demo-prev needs PREV_DEMO=<a server-demo binary of another revision>"
+  [[ $s =~ ^(server-demo|demo-uring|demo-stack|demo-prev|prev-uring|hyper|may-minihttp|floor)$ ]] || die "unknown server '$s'"
+  if [[ $s == demo-prev || $s == prev-uring ]]; then
+    [[ -x ${PREV_DEMO:-} ]] || die "$s needs PREV_DEMO=<a server-demo binary of another revision>"
   fi
 done
 want_scenario() {
@@ -252,6 +254,7 @@ start_server() {
     demo-uring) cmd=("$bin/server-demo" --workers "$WORKERS" --addr 127.0.0.1:0 --io uring) ;;
     demo-stack) cmd=("$bin/server-demo" --workers "$WORKERS" --addr 127.0.0.1:0 --io epoll --pool-strategy stack) ;;
     demo-prev) cmd=("$PREV_DEMO" --workers "$WORKERS" --addr 127.0.0.1:0 --io epoll) ;;
+    prev-uring) cmd=("$PREV_DEMO" --workers "$WORKERS" --addr 127.0.0.1:0 --io uring) ;;
     hyper) cmd=("$bin/hyper_baseline" --workers "$WORKERS" --addr 127.0.0.1:0) ;;
     may-minihttp) cmd=("$bin/may_baseline" --workers "$WORKERS" --addr 127.0.0.1:0) ;;
     floor) cmd=("$bin/floor_server" --addr 127.0.0.1:0) ;;
@@ -272,7 +275,7 @@ start_server() {
     die "$name does not answer GET /plaintext: see $log"
   # The driver server-demo runs is the one /stats names, not the one asked for.
   local want=
-  case $name in server-demo | demo-stack | demo-prev) want=epoll ;; demo-uring) want=uring ;; esac
+  case $name in server-demo | demo-stack | demo-prev) want=epoll ;; demo-uring | prev-uring) want=uring ;; esac
   if [[ -n $want ]]; then
     curl -fsS "http://127.0.0.1:$SERVER_PORT/stats" | grep -q "\"driver\":\"$want\"" ||
       die "$name: /stats does not name the $want driver: see $log"
@@ -483,8 +486,8 @@ print_load_table() {
             sc[i], sv[j], m_rps[k], lat(median(p50[k])), lat(m_p99[k]), mu, ms, mu + ms,
             median(pct[k]), err[k], runs[k]
         }
-        nb = split("server-demo:hyper server-demo:may-minihttp server-demo:floor demo-uring:hyper demo-uring:may-minihttp demo-uring:floor demo-uring:server-demo demo-stack:server-demo server-demo:demo-prev", pair, " ")
-        split("demo/hyper demo/may demo/floor uring/hyper uring/may uring/floor uring/epoll stack/queue demo/prev", label, " ")
+        nb = split("server-demo:hyper server-demo:may-minihttp server-demo:floor demo-uring:hyper demo-uring:may-minihttp demo-uring:floor demo-uring:server-demo demo-stack:server-demo server-demo:demo-prev demo-uring:prev-uring", pair, " ")
+        split("demo/hyper demo/may demo/floor uring/hyper uring/may uring/floor uring/epoll stack/queue demo/prev uring/prev", label, " ")
         for (x = 1; x <= nb; x++) {
           split(pair[x], ab, ":")
           a = sc[i] SUBSEP ab[1]
@@ -497,9 +500,9 @@ print_load_table() {
           printf "%-10s %-12s %11.2fx %10s %10s %7.2fx + %4.2fx = %5.2fx\n", sc[i], label[x],
             m_rps[a] / m_rps[b], "", p99r, ur, sr, (m_usr[a] + m_sys[a]) / (m_usr[b] + m_sys[b])
         }
-        split("demo-uring:server-demo demo-stack:server-demo server-demo:demo-prev", ppair, " ")
-        split("uring/epoll stack/queue demo/prev", plabel, " ")
-        for (x = 1; x <= 3; x++) {
+        split("demo-uring:server-demo demo-stack:server-demo server-demo:demo-prev demo-uring:prev-uring", ppair, " ")
+        split("uring/epoll stack/queue demo/prev uring/prev", plabel, " ")
+        for (x = 1; x <= 4; x++) {
           split(ppair[x], ab, ":")
           paired = ""
           for (r = 1; r <= rounds; r++) {
@@ -695,15 +698,18 @@ run_instructions() {
 # A kernel or sandbox that refuses io_uring leaves demo-uring out, with the reason.
 refusal=
 for i in "${!servers[@]}"; do
-  [[ ${servers[i]} == demo-uring ]] || continue
+  [[ ${servers[i]} == demo-uring || ${servers[i]} == prev-uring ]] || continue
   refusal=$(uring_refusal)
-  if [[ -n $refusal ]]; then
-    note "io_uring refused here, leaving demo-uring out: $refusal"
-    unset 'servers[i]'
-    servers=("${servers[@]}")
-  fi
   break
 done
+if [[ -n $refusal ]]; then
+  note "io_uring refused here, leaving demo-uring and prev-uring out: $refusal"
+  kept=()
+  for s in "${servers[@]}"; do
+    [[ $s == demo-uring || $s == prev-uring ]] || kept+=("$s")
+  done
+  servers=("${kept[@]}")
+fi
 ((${#servers[@]} > 0)) || die "no server left to measure"
 
 summary=$OUT/summary.txt

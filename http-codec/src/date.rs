@@ -85,8 +85,18 @@ impl DateCache {
         out
     }
 
-    /// `"\r\nDate: <date>"`, as the response encoder writes it.
-    pub(crate) fn line(&self) -> &[u8; 8 + DATE_LEN] {
+    /// `"\r\nDate: <date>"`, as the response encoder writes it: a header line with the CRLF of
+    /// the line before it, for a writer that puts its head together from precomputed pieces.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::DateCache;
+    /// let date = DateCache::from_unix(784_111_777);
+    /// assert_eq!(date.line(), b"\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT");
+    /// ```
+    #[must_use]
+    pub fn line(&self) -> &[u8; 8 + DATE_LEN] {
         &self.line
     }
 

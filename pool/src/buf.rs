@@ -153,6 +153,29 @@ impl PoolBuf {
         }
     }
 
+    /// The filled bytes and the spare room at once: read the one while writing the other (a
+    /// response written behind the request it answers, in the same block). Commit what was
+    /// written with [`commit`](Self::commit) once both borrows end.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::BufMut;
+    /// let pool = bufslab::Pool::new();
+    /// let mut buf = pool.get(4096).unwrap();
+    /// buf.put_slice(b"ping");
+    /// let (filled, spare) = buf.split_spare();
+    /// spare[..4].copy_from_slice(filled);
+    /// buf.commit(4);
+    /// assert_eq!(&buf[..], b"pingping");
+    /// ```
+    #[inline]
+    pub fn split_spare(&mut self) -> (&[u8], &mut [u8]) {
+        let (start, end) = (self.start as usize, self.end as usize);
+        let (filled, spare) = self.block_mut().split_at_mut(end);
+        (filled.get(start..).unwrap_or_default(), spare)
+    }
+
     /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as filled.
     ///
     /// # Panics
@@ -242,6 +265,7 @@ impl PoolBuf {
         self.block.ptr().as_ptr()
     }
 
+    #[inline]
     fn block_mut(&mut self) -> &mut [u8] {
         // SAFETY: the whole block is owned by this handle and initialised.
         unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.capacity()) }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use lexopt::{Arg, Parser};
 
-use crate::config::Config;
+use bufslab_server::Config;
 
 /// The usage text printed by `--help` and after a flag error.
 pub const USAGE: &str = "\
@@ -38,6 +38,8 @@ usage: server-demo [flags]
 ";
 
 /// What the command line asks for.
+// Made once per process: the size of `Serve` costs nothing, a box would be noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Command {
     /// Serve with this configuration.
@@ -187,7 +189,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Strategy;
+    use bufslab_server::Strategy;
 
     fn parse(s: &str) -> Result<Command, CliError> {
         parse_args(s.split_whitespace().map(str::to_owned))

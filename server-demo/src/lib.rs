@@ -1,15 +1,10 @@
-//! `server-demo`: a thread-per-core HTTP/1.1 server whose request path never touches the heap.
+//! `server-demo`: an application of [`bufslab_server`], the engine whose request path never
+//! touches the heap, with four endpoints: `GET /plaintext`, `GET /json`, `POST /echo` and
+//! `GET /stats` (HEAD of the GET routes).
 //!
-//! Built from two crates of this workspace: [`bufslab`] (a bounded pool of fixed-size I/O
-//! blocks with per-thread caches) and [`bufslab_http`] (a zero-copy request parser, body
-//! decoders and a response encoder), over `mio`.
-//!
-//! * N workers, each with its own `SO_REUSEPORT` listener, `mio::Poll`, preallocated
-//!   connection slab, deadline lists and local cache of one shared pool; no cross-thread hop.
-//! * Accept-many: a readable listener is drained up to `accept_batch` before serving.
-//! * Rent on demand: a connection holds a read block only while it has unread input, and
-//!   output blocks only until they are written; idle keep-alive connections hold none.
-//! * Responses are encoded into pooled blocks; a pipelined batch leaves in one write call.
+//! This crate is the endpoints ([`Demo`], a [`bufslab_server::Service`]), the command line
+//! ([`parse_args`]) and the binary's `main`; everything else is the engine's, re-exported here
+//! under the names the binary and its tests use.
 //!
 //! ```no_run
 //! use server_demo::{Config, Server};
@@ -22,31 +17,32 @@
 //! println!("{summary}");
 //! # Ok::<(), server_demo::ServerError>(())
 //! ```
-// Only the io_uring driver may use `unsafe` (requests that name memory the kernel reads).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
-mod answer;
-mod body;
 mod cli;
-mod config;
-mod conn;
-mod epoll;
-#[cfg(any(test, feature = "fuzzing"))]
-pub mod fuzzing;
-mod out_queue;
 mod routes;
-mod server;
-mod stats;
-mod sys;
-mod timer;
-#[allow(unsafe_code)]
-mod uring_driver;
-mod wait_queue;
-mod worker;
 
+pub use bufslab_server::{
+    Config, ConfigError, IoMode, PoolConfig, PoolStats, ServerError, ServerHandle, ServerStats,
+    Strategy, Summary, SMALL_BLOCK,
+};
 pub use cli::{parse_args, CliError, Command, USAGE};
-pub use config::{Config, ConfigError, IoMode, PoolConfig, Strategy, SMALL_BLOCK};
-pub use server::{Server, ServerError, ServerHandle, Summary};
-pub use stats::{PoolStats, ServerStats};
+pub use routes::{Demo, Echo};
+
+/// Starts the demo's endpoints on the engine.
+#[derive(Debug)]
+pub struct Server;
+
+impl Server {
+    /// [`bufslab_server::Server::start`] with the demo's service, and `Server: server-demo`
+    /// unless the configuration names another.
+    ///
+    /// # Errors
+    /// As [`bufslab_server::Server::start`].
+    pub fn start(mut config: Config) -> Result<ServerHandle, ServerError> {
+        config.server_name = config.server_name.or(Some(routes::SERVER_NAME));
+        bufslab_server::Server::start(config, Demo::new)
+    }
+}

@@ -1,8 +1,0 @@
-//! The connection core under arbitrary byte streams, split at arbitrary points, with arbitrary
-//! timer, send-size, pool and shutdown events: see `server_demo::fuzzing` for the script
-//! format and what is checked.
-#![no_main]
-
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| server_demo::fuzzing::run(data));

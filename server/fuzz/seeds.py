@@ -1,0 +1,52 @@
+import os, sys
+out = sys.argv[1]
+def send(b, chunk=64):
+    r = b''
+    for i in range(0, len(b), chunk):
+        c = b[i:i+chunk]
+        r += bytes([len(c)-1]) + c
+    return r
+READ = bytes([0x5f])          # read up to 31*64+1
+RING = bytes([0x60])
+SEND = bytes([0x80])          # send all
+def short(n): return bytes([0x80 | n])
+TIMER = bytes([0xc0]); ANSWER = bytes([0xc8]); HOG = bytes([0xd0]); UNHOG = bytes([0xd8]); EOF_ = bytes([0xe0]); SHUT = bytes([0xf0]); FAIL = bytes([0xf8])
+H = b'Host: a\r\n'
+def get(p, v=b'1.1', extra=b''): return b'GET ' + p + b' HTTP/' + v + b'\r\n' + H + extra + b'\r\n'
+def echo_cl(body, extra=b'', v=b'1.1'): return b'POST /echo HTTP/' + v + b'\r\n' + H + b'Content-Length: ' + str(len(body)).encode() + b'\r\n' + extra + b'\r\n' + body
+def chunked(path, chunks): return b'POST ' + path + b' HTTP/1.1\r\n' + H + b'Transfer-Encoding: chunked\r\n\r\n' + chunks
+seeds = {
+ 'plaintext': send(get(b'/plaintext')) + READ + SEND,
+ 'pipelined16': send(b''.join(get(p) for p in [b'/plaintext', b'/json', b'/nope', b'/stats'] * 4)) + READ + READ + SEND + SEND,
+ 'echo_cl_split': send(echo_cl(b'hello world' * 40), 7) + READ + short(3) + READ + short(5) + READ + SEND + READ + SEND,
+ 'echo_chunked_ring': send(chunked(b'/echo', b'5\r\nhello\r\n6;a=b\r\n world\r\n0\r\n\r\n'), 13) + RING + RING + SEND + RING + SEND,
+ 'expect_continue': send(echo_cl(b'abcde', b'Expect: 100-continue\r\n').replace(b'abcde', b'')) + READ + SEND + send(b'abcde') + READ + SEND,
+ 'http10_expect': send(echo_cl(b'abcde', b'Expect: 100-continue\r\n', b'1.0')) + READ + SEND,
+ 'bad_chunk_zz_echo': send(chunked(b'/echo', b'zz\r\nhello\r\n0\r\n\r\n')) + READ + SEND,
+ 'bad_chunk_404': send(chunked(b'/nope', b'5 \r\nhello\r\n0\r\n\r\n')) + READ + SEND,
+ 'bad_chunk_bare_lf': send(chunked(b'/echo', b'5\nhello\n0\n\n')) + READ + SEND,
+ 'late_fault': send(chunked(b'/echo', b'5\r\nhello\r\n')) + READ + SEND + send(b'5\r\nhelloXX\r\n0\r\n\r\n') + READ + SEND,
+ 'header_timeout': send(b'GET /plain') + READ + TIMER + SEND,
+ 'big_head': send(b'GET /plaintext HTTP/1.1\r\n' + b'X-Long: ' + b'a' * 1500 + b'\r\n\r\n') + READ + READ + READ + SEND,
+ 'absolute_form': send(get(b'http://localhost:8080/plaintext')) + READ + SEND,
+ 'head_json': send(b'HEAD /json HTTP/1.1\r\n' + H + b'\r\n' + get(b'/plaintext')) + READ + SEND,
+ 'pool_hog': HOG + send(get(b'/json') + get(b'/plaintext')) + READ + SEND + UNHOG + READ + SEND,
+ 'shutdown': send(get(b'/plaintext')) + READ + SHUT + SEND + READ,
+ 'too_large': send(echo_cl(b'x' * 4000)) + READ + SEND,
+ 'idle_timeout': send(get(b'/json')) + READ + TIMER,
+ 'send_fail': send(get(b'/json') * 3) + READ + short(10) + FAIL,
+ 'eof_mid_body': send(echo_cl(b'x' * 100)[:-50]) + READ + EOF_ + SEND + READ,
+ 'pipelined_then_fault': send(get(b'/plaintext') + chunked(b'/echo', b'5\r\nhello\r\nzz\r\n')) + READ + SEND,
+ 'chunked_skip_ok': send(chunked(b'/json', b'3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n') + get(b'/plaintext')) + READ + SEND,
+ 'deferred_pipelined': send(get(b'/defer') + get(b'/plaintext')) + READ + SEND + ANSWER + SEND,
+ 'deferred_closed_first': send(get(b'/defer')) + READ + TIMER + ANSWER,
+ 'deferred_http10': send(get(b'/defer', b'1.0')) + READ + ANSWER + SEND,
+ 'pulled_body': send(get(b'/pull') + get(b'/json')) + READ + short(40) + SEND + SEND + SEND + SEND,
+ 'pulled_head': send(b'HEAD /pull HTTP/1.1\r\n' + H + b'\r\n') + READ + SEND,
+ 'service_misuse': send(get(b'/fail') + get(b'/plaintext')) + READ + SEND,
+ 'options_star': send(b'OPTIONS * HTTP/1.1\r\n' + H + b'\r\n' + get(b'/plaintext')) + READ + SEND,
+}
+os.makedirs(out, exist_ok=True)
+for k, v in seeds.items():
+    open(os.path.join(out, k), 'wb').write(v)
+print(len(seeds))

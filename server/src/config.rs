@@ -1,0 +1,309 @@
+//! Server configuration, its validation, and the pool it implies.
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use bufslab::{ClassConfig, FreeList, Pool};
+
+/// Block size of the small class: one read of a typical request, or a batch of small
+/// responses. 4 KiB is a page and a typical socket read.
+pub const SMALL_BLOCK: usize = 4096;
+
+/// Which free list the shared pool keeps its blocks on. Workers rent through their local
+/// caches either way; the strategy decides what a cache refill gets and what a block dropped
+/// on another thread goes back to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// FIFO: a lock-free `crossbeam-queue` ring (the pool's default).
+    #[default]
+    Queue,
+    /// LIFO: the most recently returned, cache-hot block first (a `parking_lot` mutex).
+    Stack,
+}
+
+impl Strategy {
+    /// The name the command line takes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Queue => "queue",
+            Strategy::Stack => "stack",
+        }
+    }
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = ();
+
+    /// The inverse of [`Strategy::name`].
+    fn from_str(s: &str) -> Result<Self, ()> {
+        [Strategy::Queue, Strategy::Stack]
+            .into_iter()
+            .find(|st| st.name() == s)
+            .ok_or(())
+    }
+}
+
+/// Which driver moves the bytes of the connections (`--io`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IoMode {
+    /// io_uring when a ring with a provided buffer ring can be set up here, else epoll (with a
+    /// one-line reason on stderr).
+    #[default]
+    Auto,
+    /// Readiness with mio (epoll).
+    Epoll,
+    /// Completions with io_uring; the server does not start where io_uring is refused.
+    Uring,
+}
+
+impl IoMode {
+    /// The name the command line takes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Auto => "auto",
+            IoMode::Epoll => "epoll",
+            IoMode::Uring => "uring",
+        }
+    }
+}
+
+impl std::str::FromStr for IoMode {
+    type Err = ();
+
+    /// The inverse of [`IoMode::name`].
+    fn from_str(s: &str) -> Result<Self, ()> {
+        [IoMode::Auto, IoMode::Epoll, IoMode::Uring]
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or(())
+    }
+}
+
+/// How the shared buffer pool is sized. Every worker draws from the same pool through its own
+/// local cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Small (4 KiB) blocks per slab (one allocation each).
+    pub blocks_per_slab: usize,
+    /// Slabs of small blocks allocated at start-up (the floor trimming never goes below).
+    pub prealloc_slabs: usize,
+    /// Upper bound on the block memory of the whole pool, in bytes. At the bound the server
+    /// stops reading and accepting until blocks come back; it never allocates past it.
+    pub max_bytes: usize,
+    /// Blocks each worker's local cache may hold.
+    pub local_capacity: usize,
+    /// The shared free list.
+    pub strategy: Strategy,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            blocks_per_slab: 64,
+            prealloc_slabs: 4,
+            max_bytes: 256 << 20,
+            local_capacity: 64,
+            strategy: Strategy::Queue,
+        }
+    }
+}
+
+/// Everything a [`Server`](crate::Server) needs to start. `Default` gives the binary's
+/// defaults on 127.0.0.1:8080; tests usually set `addr` to port 0 and shorten the timeouts.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address to listen on; port 0 picks a free port (all workers share it).
+    pub addr: SocketAddr,
+    /// Worker threads, each with its own `SO_REUSEPORT` listener, poll and connections.
+    pub workers: usize,
+    /// Most connections accepted per readiness event of a listener (1 = accept-one).
+    pub accept_batch: usize,
+    /// Connection slots per worker, preallocated; further connections are closed at once.
+    pub max_conns: usize,
+    /// Largest request head in bytes (431 beyond).
+    pub max_head: usize,
+    /// Largest request body in bytes (413 beyond).
+    pub max_body: u64,
+    /// Time allowed for a request head to arrive once it started (then 408 and close).
+    pub header_timeout: Duration,
+    /// Time a connection may sit without progress: idle between requests, or stalled while
+    /// reading a body or writing a response.
+    pub idle_timeout: Duration,
+    /// On shutdown, how long connections get to finish the exchange in flight.
+    pub shutdown_grace: Duration,
+    /// How often worker 0 asks the pool to give idle slabs back (`None`: never).
+    pub evict_interval: Option<Duration>,
+    /// The pool's sizing.
+    pub pool: PoolConfig,
+    /// The I/O driver.
+    pub io: IoMode,
+    /// Optional heap-allocation counter (total allocations so far), reported in
+    /// [`ServerStats::allocations`](crate::ServerStats::allocations).
+    pub alloc_counter: Option<fn() -> u64>,
+    /// The `Server` header of every response the engine frames (`None`: no such header). At
+    /// most 40 bytes of field-value; a longer one is left out.
+    pub server_name: Option<&'static str>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)),
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            accept_batch: 64,
+            max_conns: 10_000,
+            max_head: 16 * 1024,
+            max_body: 16 << 20,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(5),
+            evict_interval: Some(Duration::from_secs(10)),
+            pool: PoolConfig::default(),
+            io: IoMode::default(),
+            alloc_counter: None,
+            server_name: None,
+        }
+    }
+}
+
+/// Why a configuration cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A count that must be at least 1 was 0.
+    Zero(&'static str),
+    /// `max_head` is below the smallest sensible head or above the codec's limit.
+    MaxHead(usize),
+    /// A timeout of zero would close every connection at once.
+    ZeroTimeout(&'static str),
+    /// The pool bound cannot hold even one block per class.
+    Pool(String),
+    /// `server_name` is longer than 40 bytes or holds a control byte.
+    ServerName,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Zero(what) => write!(f, "{what} must be at least 1"),
+            ConfigError::MaxHead(n) => {
+                write!(f, "max-head {n} is out of range (256 ..= 1048576 bytes)")
+            }
+            ConfigError::ZeroTimeout(what) => write!(f, "{what} must be longer than 0 ms"),
+            ConfigError::Pool(why) => write!(f, "pool configuration rejected: {why}"),
+            ConfigError::ServerName => {
+                f.write_str("server name must be at most 40 bytes with no control byte")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Checks the values that would otherwise make the server useless or the pool unbuildable.
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (v, name) in [
+            (self.workers, "workers"),
+            (self.accept_batch, "accept-batch"),
+            (self.max_conns, "max-conns"),
+            (self.pool.blocks_per_slab, "pool blocks-per-slab"),
+            (self.pool.local_capacity, "pool local-capacity"),
+        ] {
+            if v == 0 {
+                return Err(ConfigError::Zero(name));
+            }
+        }
+        if !(256..=1 << 20).contains(&self.max_head) {
+            return Err(ConfigError::MaxHead(self.max_head));
+        }
+        if self.header_timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout("header-timeout"));
+        }
+        if self.idle_timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout("idle-timeout"));
+        }
+        if let Some(name) = self.server_name {
+            let printable = name.bytes().all(|b| (b >= 0x20 && b != 0x7f) || b == b'\t');
+            if name.len() > 40 || !printable {
+                return Err(ConfigError::ServerName);
+            }
+        }
+        if self.max_conns > u32::MAX as usize / 2 {
+            return Err(ConfigError::Zero("max-conns below 2^31"));
+        }
+        Ok(())
+    }
+
+    /// Block size of the large class: a request head that outgrows a small block moves there,
+    /// so it must hold `max_head` bytes (plus one, so the codec sees an over-long head and
+    /// answers 431 itself).
+    #[must_use]
+    pub fn large_block(&self) -> usize {
+        (self.max_head + 1).next_power_of_two().max(SMALL_BLOCK * 2)
+    }
+
+    /// Builds the shared pool: 4 KiB blocks for reads and responses, and a large class for
+    /// heads beyond 4 KiB, both bounded by `pool.max_bytes`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Pool`] when the bounds cannot hold one slab of each class.
+    pub fn build_pool<F: FreeList>(&self) -> Result<Pool<F>, ConfigError> {
+        let p = &self.pool;
+        let small_slab = SMALL_BLOCK * p.blocks_per_slab;
+        let large = self.large_block();
+        let large_per_slab = 4;
+        // The small class leaves room for one slab of the large class under the bound:
+        // otherwise small blocks can fill the whole bound, and a head over 4 KiB waits for a
+        // large block that can never be made until its header deadline answers 408.
+        let small_max = (p.max_bytes.saturating_sub(large * large_per_slab) / small_slab).max(1);
+        let large_max = (p.max_bytes / (large * large_per_slab)).max(1);
+        Pool::builder()
+            .class(
+                ClassConfig::new(SMALL_BLOCK)
+                    .blocks_per_slab(p.blocks_per_slab)
+                    .prealloc_slabs(p.prealloc_slabs.min(small_max))
+                    .max_slabs(small_max),
+            )
+            .class(
+                ClassConfig::new(large)
+                    .blocks_per_slab(large_per_slab)
+                    .prealloc_slabs(0)
+                    .max_slabs(large_max),
+            )
+            .max_bytes(p.max_bytes)
+            .local_capacity(p.local_capacity)
+            .build_with()
+            .map_err(|e| ConfigError::Pool(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bufslab::QueueFreeList;
+
+    /// Small blocks filling the pool to its bound still leave a large block for a long head.
+    #[test]
+    fn small_blocks_leave_room_for_a_large_one() {
+        let mut config = Config::default();
+        config.pool.max_bytes = 1 << 20;
+        config.pool.prealloc_slabs = 4;
+        let pool: Pool<QueueFreeList> = config.build_pool().expect("pool");
+        let mut small = Vec::new();
+        while let Ok(b) = pool.get(SMALL_BLOCK) {
+            small.push(b);
+        }
+        assert!(!small.is_empty());
+        assert!(
+            pool.get(config.large_block()).is_ok(),
+            "no large block left"
+        );
+    }
+}

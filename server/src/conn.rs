@@ -1,0 +1,911 @@
+//! One HTTP/1.1 connection as a state machine with no I/O and no clock: bytes and events in,
+//! output blocks and decisions out, in the manner of hyper's `proto::h1` and h11.
+//!
+//! A driver (the epoll one in `epoll.rs`; anything that can move bytes) runs it like this:
+//!
+//! ```text
+//! loop {
+//!     match conn.next(env) {
+//!         Want::Send      => send conn.output(..) (or conn.front()), then conn.sent(n)
+//!         Want::Receive   => read into conn.read_buf(env);
+//!                            or hand over a filled block: conn.receive_block(env, buf);
+//!                            at the end of the stream: conn.peer_closed()
+//!         Want::HalfClose => shut the socket down for writing
+//!         Want::Discard   => read and throw away, reporting conn.discarded(n)
+//!         Want::Pool      => ask again once blocks came back to the pool
+//!         Want::Close(r)  => close the socket; conn.release()
+//!     }
+//! }
+//! ```
+//!
+//! and arms the deadline [`Conn::timer_kind`] names, calling [`Conn::expire`] when it passes.
+//!
+//! Input is served only once all output is sent, so a connection with output pending is never
+//! read further (backpressure), and every response to a pipelined batch is queued before the
+//! driver is asked to send: the batch leaves in one write. At most one send in flight is the
+//! driver's business: it calls `next` again after `sent`.
+//!
+//! A connection holds pool blocks only while it has something in them: a read block from its
+//! first received byte until its input is consumed, and output blocks until they are sent. An
+//! idle keep-alive connection holds none.
+
+use std::io::IoSlice;
+
+use bufslab::{FreeList, LocalCache, PoolBuf};
+use bufslab_http::{BodyFraming, HeaderSlot, Parser, Status};
+use bytes::{Buf, BufMut};
+
+use crate::body::{Body, BodyFault, BodyUse};
+use crate::config::SMALL_BLOCK;
+use crate::deferred::Deferred;
+use crate::exchange::{Exchange, ExchangeState, Progress, RESPONSE_ROOM};
+use crate::out_queue::{Blocked, OutQueue, OUT_BLOCKS};
+use crate::protocol::{self, Head, ERROR_ROOM};
+use crate::service::Service;
+use crate::shared::Shared;
+use crate::stats::WorkerCounters;
+use crate::timer::TimerKind;
+
+/// Bytes a lingering close discards before giving up on the peer.
+const DRAIN_LIMIT: usize = 256 * 1024;
+
+/// The most output room a pulled body's part is written into: one large block, sent whole.
+const PULL_ROOM: usize = 32 * 1024;
+
+/// A read block with less room than this is compacted before the next read.
+const COMPACT_BELOW: usize = 512;
+
+/// Where the connection is in its life.
+#[derive(Clone, Debug)]
+enum Phase {
+    /// Waiting for (or parsing) a request head.
+    Head,
+    /// Reading the current request's body.
+    Body(Body),
+    /// No more requests will be served: send the output, then close. `linger`: the peer may
+    /// still be sending (a refused or unread body, bytes after the last request, a close the
+    /// client did not ask for), so close lingering: half-close, then drain until the peer
+    /// closes, lest unread input reset the connection and destroy the last response
+    /// (RFC 9112 §9.6). Without it (the client asked to close, and everything it sent was read)
+    /// the connection closes as soon as the output is sent, as nginx's `lingering_close on`
+    /// does.
+    Closing { linger: bool },
+    /// Our side is shut down for writing; discarding input until the peer closes.
+    Drain { discarded: usize },
+    /// Closed; holds no blocks and produces nothing more.
+    Closed,
+}
+
+/// Why a connection ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CloseReason {
+    /// The peer closed between requests or after our last response, a lingering close ended,
+    /// or a deadline passed.
+    Done,
+    /// The peer closed or reset in the middle of a request.
+    PeerAborted,
+    /// A socket error (reset, broken pipe).
+    Io,
+    /// Input the connection cannot hold (a head past the largest block).
+    BadInput,
+}
+
+/// What the connection needs from its driver next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// Send the queued output ([`Conn::output`]) and report it with [`Conn::sent`].
+    Send,
+    /// More input (read into [`Conn::read_buf`], or hand over a block: [`Conn::receive_block`]).
+    Receive,
+    /// Every response is sent and no more will come: shut the socket down for writing.
+    /// Then comes [`Want::Discard`].
+    HalfClose,
+    /// Read and discard what the peer still sends, reporting it with [`Conn::discarded`],
+    /// until it closes (a lingering close, so our last response is not lost to a reset).
+    Discard,
+    /// The pool has no block: ask again once blocks came back.
+    Pool,
+    /// The service deferred its answer: nothing to do (read nothing further) until the answer
+    /// arrives ([`Conn::resume`]) or a deadline passes.
+    Wait,
+    /// Close the connection now.
+    Close(CloseReason),
+}
+
+/// Per-worker context a connection needs while processing.
+pub(crate) struct Env<'a, F: FreeList, S> {
+    pub(crate) slot: usize,
+    /// The worker's header slots, shared by its connections (see `slots_owner`).
+    pub(crate) slots: &'a mut [HeaderSlot],
+    /// Which connection's partial head the slots hold. The parser resumes from the slots it
+    /// filled; if another connection used them since, the parser must start over.
+    pub(crate) slots_owner: &'a mut Option<usize>,
+    pub(crate) cache: &'a LocalCache<F>,
+    pub(crate) date: &'a bufslab_http::DateCache,
+    pub(crate) counters: &'a WorkerCounters,
+    pub(crate) max_body: u64,
+    pub(crate) large_block: usize,
+    /// The server is shutting down: every response says `Connection: close`.
+    pub(crate) shutting_down: bool,
+    /// The server's shared state, for the service's [`Exchange::stats`].
+    pub(crate) shared: &'a Shared,
+    /// The worker's service.
+    pub(crate) service: &'a mut S,
+    /// The `Server` header of the responses the engine writes.
+    pub(crate) server_name: Option<&'static [u8]>,
+}
+
+/// One connection's HTTP state: parser, read block, output queue. Slots are preallocated and
+/// reused; [`Conn::open`] starts a new connection in one.
+#[derive(Debug)]
+pub(crate) struct Conn<T> {
+    phase: Phase,
+    parser: Parser,
+    rbuf: Option<PoolBuf>,
+    out: OutQueue,
+    /// What follows the current request's body: `None`, the next request; `Some(linger)`,
+    /// [`Phase::Closing`] (its response said `Connection: close`).
+    close_after_body: Option<bool>,
+    /// Between requests, input arrived (or may have) and no block was free to take it
+    /// ([`starve`](Self::starve)): a head has started as far as its deadline goes.
+    starved: bool,
+    /// The current request's exchange, kept across the service's calls for its body.
+    ex: ExchangeState,
+    /// What the service keeps of the current request between its calls.
+    state: T,
+    /// Exchanges begun in this slot, across connections: names the current one in a
+    /// [`Deferred`] token, so a late answer can never reach a later exchange.
+    exchanges: u32,
+}
+
+impl<T: Default> Conn<T> {
+    /// A closed connection slot.
+    pub(crate) fn new(parser: Parser) -> Conn<T> {
+        Conn {
+            phase: Phase::Closed,
+            parser,
+            rbuf: None,
+            out: OutQueue::default(),
+            close_after_body: None,
+            starved: false,
+            ex: ExchangeState::new(false, false, false, false, false, false),
+            state: T::default(),
+            exchanges: 0,
+        }
+    }
+
+    /// Starts a new connection: waiting for its first request.
+    pub(crate) fn open(&mut self) {
+        self.release();
+        self.phase = Phase::Head;
+    }
+
+    /// Ends the connection, giving its blocks back.
+    pub(crate) fn release(&mut self) {
+        self.rbuf = None;
+        self.out.clear();
+        self.phase = Phase::Closed;
+        self.parser.reset();
+        self.close_after_body = None;
+        self.starved = false;
+        // A deferred exchange of this connection is forgotten; its answer will not match.
+        self.ex.progress = Progress::NotStarted;
+    }
+
+    /// Closed (by a [`Want::Close`], or never opened).
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
+    pub(crate) fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed)
+    }
+
+    /// Unconsumed input is buffered.
+    pub(crate) fn holds_input(&self) -> bool {
+        self.rbuf.as_ref().is_some_and(|b| !b.is_empty())
+    }
+
+    /// No request in progress and nothing to send: safe to close on shutdown or idle.
+    pub(crate) fn is_idle(&self) -> bool {
+        matches!(self.phase, Phase::Head)
+            && !self.holds_input()
+            && self.out.is_empty()
+            && self.ex.is_settled()
+    }
+
+    /// The service deferred the current exchange and its answer has not come.
+    fn waits_for_answer(&self) -> bool {
+        self.ex.progress == Progress::Deferred
+    }
+
+    /// The answer to a deferred exchange: `true` when this connection waits for it (then run
+    /// it: [`next`](Self::next) has the service write the response), `false` when the
+    /// exchange is over (the connection closed, or this is not its current exchange), and the
+    /// answer is to be dropped.
+    pub(crate) fn resume(&mut self, to: Deferred, answer: T) -> bool {
+        let current = self.ex.deferred_token();
+        if !self.waits_for_answer() || current != Some(to) {
+            return false;
+        }
+        self.state = answer;
+        self.ex.progress = Progress::Answered;
+        true
+    }
+
+    /// Which deadline applies now (see `timer.rs`). A head's deadline runs from its first byte
+    /// whether or not a block was free to read that byte: were it armed only once the head got
+    /// a block, the connections holding the pool's blocks with partial heads would be cut one
+    /// header timeout after another, a wave per pool's worth, before a waiting one got a block.
+    pub(crate) fn timer_kind(&self) -> TimerKind {
+        match self.phase {
+            Phase::Drain { .. } => TimerKind::Drain,
+            Phase::Head if self.out.is_empty() && (self.holds_input() || self.starved) => {
+                TimerKind::Header
+            }
+            _ => TimerKind::Idle,
+        }
+    }
+
+    /// The driver has (or may have) input for a head waiting and no block to take it into: from
+    /// here the header deadline applies, as it would had a block been free. Ignored outside a
+    /// head; forgotten once a block takes input.
+    pub(crate) fn starve(&mut self) {
+        if matches!(self.phase, Phase::Head) && self.out.is_empty() {
+            self.starved = true;
+        }
+    }
+
+    /// Pool blocks the connection holds: its read block and its output blocks. Its driver
+    /// compares this after each turn, since blocks a connection gives back are what wakes the
+    /// connections waiting for the pool.
+    pub(crate) fn blocks(&self) -> usize {
+        usize::from(self.rbuf.is_some()) + self.out.blocks()
+    }
+
+    /// The deadline of `kind` passed. A request head that timed out is answered 408 when a
+    /// block is at hand (`true`: run the connection to send it, then it closes); otherwise
+    /// (`false`) the connection is to close now.
+    pub(crate) fn expire<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        kind: TimerKind,
+    ) -> bool {
+        match kind {
+            TimerKind::Header => {
+                WorkerCounters::add(&env.counters.header_timeouts, 1);
+                self.rbuf = None;
+                if *env.slots_owner == Some(env.slot) {
+                    *env.slots_owner = None;
+                }
+                if matches!(self.phase, Phase::Head) && self.final_error(env, 408).is_ok() {
+                    WorkerCounters::add(&env.counters.requests, 1);
+                    return true;
+                }
+            }
+            TimerKind::Idle => WorkerCounters::add(&env.counters.idle_timeouts, 1),
+            TimerKind::Drain => {}
+        }
+        self.release();
+        false
+    }
+
+    /// Runs the connection as far as its buffered input and output allow, and says what it
+    /// needs next.
+    #[inline]
+    pub(crate) fn next<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Want {
+        // Between requests with everything sent, the most frequent call by far: no input to
+        // serve, the read block (if any) goes home.
+        if self.out.is_empty()
+            && matches!(self.phase, Phase::Head)
+            && !self.holds_input()
+            && self.ex.is_settled()
+        {
+            self.rbuf = None;
+            return Want::Receive;
+        }
+        self.serve(env)
+    }
+
+    fn serve<F: FreeList, S: Service<State = T>>(&mut self, env: &mut Env<'_, F, S>) -> Want {
+        loop {
+            if !self.out.is_empty() {
+                self.out.settle();
+                if !self.out.is_empty() {
+                    return Want::Send;
+                }
+            }
+            if self.waits_for_answer() {
+                // Nothing goes on, and nothing more is read, until the answer: the input
+                // waits where it is, and so does the peer (backpressure).
+                return Want::Wait;
+            }
+            if self.ex.pulls() && !matches!(self.phase, Phase::Closed) {
+                // The output drained: the next part of the body.
+                match self.pull(env) {
+                    Ok(()) => continue,
+                    Err(Blocked::Pool) => return Want::Pool,
+                    Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
+                }
+            }
+            match self.phase {
+                Phase::Closing { .. } if self.closes_after_output() => {
+                    return self.close(CloseReason::Done);
+                }
+                Phase::Closing { .. } => {
+                    self.rbuf = None;
+                    self.phase = Phase::Drain { discarded: 0 };
+                    return Want::HalfClose;
+                }
+                Phase::Drain { .. } => return Want::Discard,
+                Phase::Closed => return Want::Close(CloseReason::Done),
+                Phase::Head | Phase::Body(_) => {}
+            }
+            if self.ex.progress == Progress::Answered {
+                match self.answered(env) {
+                    Ok(()) => continue,
+                    Err(Blocked::Pool) => return Want::Pool,
+                    Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
+                }
+            }
+            if self.holds_input() {
+                match self.process(env) {
+                    Ok(()) => {}
+                    Err(Blocked::OutputFull) if !self.out.is_empty() => continue,
+                    // An empty queue always has room: never spin.
+                    Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
+                    // Sending what is queued gives blocks back; waiting with it queued could
+                    // wait for blocks only this connection would free.
+                    Err(Blocked::Pool) if !self.out.is_empty() => continue,
+                    Err(Blocked::Pool) => return Want::Pool,
+                }
+                if !self.out.is_empty() || matches!(self.phase, Phase::Closing { .. }) {
+                    continue;
+                }
+            }
+            // Input consumed: the read block goes home (idle connections hold no blocks).
+            self.release_read_block();
+            return Want::Receive;
+        }
+    }
+
+    fn close(&mut self, reason: CloseReason) -> Want {
+        self.release();
+        Want::Close(reason)
+    }
+
+    // ---- Input ----
+
+    /// The read block to read into, rented now if needed, with room for at least one more
+    /// byte: fill its spare room (e.g. with [`PoolBuf::read_from`]), then call
+    /// [`next`](Self::next) again.
+    ///
+    /// The driver asks only when input is there to read, so a head that finds no block here
+    /// has started all the same: its deadline runs from now ([`starve`](Self::starve)).
+    ///
+    /// # Errors
+    /// [`Want::Pool`] when no block is to be had; [`Want::Close`] when a head fills the
+    /// largest block (the codec answers 431 before that, so this is a guard).
+    #[inline]
+    pub(crate) fn read_buf<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<&mut PoolBuf, Want> {
+        let b = match self.rbuf.take() {
+            None => {
+                let Ok(b) = env.cache.get(SMALL_BLOCK) else {
+                    self.starve();
+                    return Err(Want::Pool);
+                };
+                self.starved = false;
+                b
+            }
+            Some(mut b) => {
+                if b.spare_capacity() < COMPACT_BELOW {
+                    b.compact();
+                }
+                if b.spare_capacity() == 0 {
+                    // A head larger than the block: move it to the large class.
+                    if b.capacity() >= env.large_block {
+                        return Err(self.close(CloseReason::BadInput));
+                    }
+                    let Ok(mut big) = env.cache.get(env.large_block) else {
+                        self.rbuf = Some(b);
+                        return Err(Want::Pool);
+                    };
+                    big.put_slice(&b);
+                    big
+                } else {
+                    b
+                }
+            }
+        };
+        Ok(self.rbuf.insert(b))
+    }
+
+    /// [`read_buf`](Self::read_buf)'s spare room as a plain slice, for a driver that reads
+    /// into memory it is lent; report what was read with [`received`](Self::received).
+    ///
+    /// # Errors
+    /// As [`read_buf`](Self::read_buf).
+    pub(crate) fn read_space<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<&mut [u8], Want> {
+        self.read_buf(env).map(PoolBuf::spare_mut)
+    }
+
+    /// `n` bytes were read into the room [`read_space`](Self::read_space) gave.
+    pub(crate) fn received(&mut self, n: usize) {
+        if let Some(b) = self.rbuf.as_mut() {
+            b.commit(n.min(b.spare_capacity()));
+        }
+    }
+
+    /// Gives the read block back if it holds nothing: call when a read found nothing to
+    /// take, so an idle connection holds no block.
+    pub(crate) fn release_read_block(&mut self) {
+        if self.rbuf.as_ref().is_some_and(|b| b.is_empty()) {
+            self.rbuf = None;
+        }
+    }
+
+    /// Takes a block filled elsewhere (by the kernel, for a completion-based driver). With no
+    /// input buffered it becomes the read block as it is; otherwise its bytes are appended to
+    /// the read block (moved to the large class when a head outgrows a small one).
+    ///
+    /// Returns what could not be taken: `None` when all of it was. The rest (`Some`) is to be
+    /// offered again after the next [`next`](Self::next); when `next` then says
+    /// [`Want::Receive`] and the rest comes back untouched, the pool is out of blocks, so
+    /// wait as for [`Want::Pool`].
+    // The entry of a completion-based driver; the epoll driver reads into `read_buf`.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
+    pub(crate) fn receive_block<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        mut buf: PoolBuf,
+    ) -> Option<PoolBuf> {
+        if !matches!(self.phase, Phase::Head | Phase::Body(_)) {
+            return None;
+        }
+        if !self.holds_input() {
+            self.starved = false;
+            self.rbuf = Some(buf);
+            return None;
+        }
+        let rb = self.rbuf.as_mut()?;
+        if rb.spare_capacity() < buf.len() {
+            rb.compact();
+        }
+        if rb.spare_capacity() < buf.len() && rb.capacity() < env.large_block {
+            if let Ok(mut big) = env.cache.get(env.large_block) {
+                big.put_slice(rb);
+                *rb = big;
+            }
+        }
+        let take = buf.len().min(rb.spare_capacity());
+        rb.put_slice(buf.get(..take).unwrap_or_default());
+        buf.advance(take);
+        (!buf.is_empty()).then_some(buf)
+    }
+
+    /// The peer ended its stream (a read returned 0): the connection closes. Says whether it
+    /// closed cleanly (between requests) or mid-request.
+    pub(crate) fn peer_closed(&mut self) -> CloseReason {
+        let reason = match self.phase {
+            Phase::Head if !self.holds_input() => CloseReason::Done,
+            Phase::Drain { .. } | Phase::Closed => CloseReason::Done,
+            _ => CloseReason::PeerAborted,
+        };
+        self.release();
+        reason
+    }
+
+    /// `n` bytes were read and thrown away while draining. Says whether to go on
+    /// ([`Want::Discard`]) or close.
+    pub(crate) fn discarded(&mut self, n: usize) -> Want {
+        if let Phase::Drain { discarded } = &mut self.phase {
+            *discarded += n;
+            if *discarded <= DRAIN_LIMIT {
+                return Want::Discard;
+            }
+        }
+        self.close(CloseReason::Done)
+    }
+
+    // ---- Output ----
+
+    /// The queued output as slices, oldest first, in `slices`; returns how many. One write of
+    /// all of them sends a pipelined batch at once.
+    pub(crate) fn output<'a>(&'a self, slices: &mut [IoSlice<'a>; OUT_BLOCKS]) -> usize {
+        self.out.slices(slices)
+    }
+
+    /// The oldest output block's bytes: what a plain `send` takes when it is the only one.
+    pub(crate) fn front(&self) -> &[u8] {
+        self.out.front()
+    }
+
+    /// The queued output is the connection's last: once it is sent, the connection closes at
+    /// once ([`Want::Close`], no lingering close). A completion-based driver may queue the close
+    /// behind the send.
+    pub(crate) fn closes_after_output(&self) -> bool {
+        matches!(self.phase, Phase::Closing { linger: false })
+            && !self.holds_input()
+            && self.ex.is_settled()
+    }
+
+    /// Output blocks queued.
+    pub(crate) fn output_blocks(&self) -> usize {
+        self.out.blocks()
+    }
+
+    /// `n` bytes of the output were sent; fully sent blocks go back to the pool.
+    #[inline]
+    pub(crate) fn sent(&mut self, n: usize) {
+        self.out.consume(n);
+        if let Phase::Body(body) = &mut self.phase {
+            body.sent(n);
+        }
+    }
+
+    // ---- Processing ----
+
+    /// Serves what the read block holds: complete requests, then body bytes, until the input
+    /// runs out, the output queue fills, or the connection must close.
+    fn process<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<(), Blocked> {
+        loop {
+            if !self.holds_input() {
+                return Ok(());
+            }
+            match self.phase {
+                // The next request waits for the current exchange's answer or pulled body:
+                // responses leave in request order.
+                Phase::Head if !self.ex.is_settled() => return Ok(()),
+                Phase::Head => {
+                    if !self.head(env)? {
+                        return Ok(()); // partial head: need more input
+                    }
+                }
+                Phase::Body(_) => {
+                    if !self.body(env)? {
+                        return Ok(()); // partial framing: need more input
+                    }
+                }
+                Phase::Closing { .. } | Phase::Drain { .. } | Phase::Closed => return Ok(()),
+            }
+        }
+    }
+
+    /// Parses and answers one request head. `Ok(false)`: the head is incomplete.
+    fn head<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<bool, Blocked> {
+        let Some(rb) = self.rbuf.as_mut() else {
+            return Ok(false);
+        };
+        if *env.slots_owner != Some(env.slot) {
+            self.parser.reset();
+        }
+        let (input, behind) = rb.split_spare();
+        let parsed = self.parser.parse(input, env.slots);
+        *env.slots_owner = None;
+        let req = match parsed {
+            Ok(Status::Complete(req)) => req,
+            Ok(Status::Partial) => {
+                *env.slots_owner = Some(env.slot);
+                return Ok(false);
+            }
+            Err(e) => {
+                // Nothing after a framing error is served: the request boundaries can no
+                // longer be trusted.
+                WorkerCounters::add(&env.counters.requests, 1);
+                self.refuse(env, e.status())?;
+                return Ok(true);
+            }
+        };
+        let head = Head::of(&req, env.shutting_down);
+        if let BodyFraming::Length(n) = head.framing {
+            if n > env.max_body {
+                WorkerCounters::add(&env.counters.requests, 1);
+                self.refuse(env, 413)?;
+                return Ok(true);
+            }
+        }
+        // The common case, one request and nothing behind it: the response is written behind
+        // the head in the same block, which then becomes the response block (see
+        // `Exchange::behind_head`).
+        let reuse = self.out.is_empty()
+            && !head.state.has_body
+            && !head.options_star
+            && input.len() == head.head_len
+            && behind.len() >= RESPONSE_ROOM;
+        // Otherwise room for the response before the service runs: its call is never
+        // repeated, so it must not find the pool empty for a response of ordinary size.
+        // Should the pool be empty now, the head is parsed again once blocks come back.
+        let start = self.out.queued();
+        if !reuse {
+            self.out.reserve(env.cache, RESPONSE_ROOM)?;
+        }
+        self.exchanges = self.exchanges.wrapping_add(1);
+        self.ex = head.state;
+        self.ex.start = start;
+        self.ex.name(env.slot, self.exchanges);
+        let mut written = 0;
+        if head.options_star {
+            if let Ok(out) = self.out.reserve(env.cache, ERROR_ROOM) {
+                protocol::options_star(out, env.date, env.server_name, &self.ex);
+                self.ex.progress = Progress::Done;
+            }
+        } else {
+            let mut ex = Exchange::new(
+                &mut self.out,
+                env.cache,
+                env.date,
+                env.server_name,
+                env.shared,
+                &mut self.ex,
+            );
+            if reuse {
+                ex.behind_head(behind);
+            }
+            self.state = T::default();
+            env.service.head(&req, &mut ex, &mut self.state);
+            if ex.reads_body_now() {
+                env.service.end(&mut ex, &mut self.state);
+            }
+            written = ex.behind_head_written();
+        }
+        WorkerCounters::add(&env.counters.requests, 1);
+        if reuse {
+            if let Some(mut rb) = self.rbuf.take() {
+                rb.commit(written);
+                rb.advance(head.head_len);
+                if !rb.is_empty() {
+                    self.out.push_front(rb);
+                }
+            }
+        } else if let Some(rb) = self.rbuf.as_mut() {
+            rb.advance(head.head_len.min(rb.len()));
+        }
+        self.after_head(env, head.framing)
+    }
+
+    /// Has the service write the answer to its deferred exchange, which just arrived. The
+    /// output is empty here (it is sent before anything else goes on).
+    fn answered<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<(), Blocked> {
+        self.out.reserve(env.cache, RESPONSE_ROOM)?;
+        let start = self.out.queued();
+        self.ex.progress = Progress::NotStarted;
+        self.ex.start = start;
+        let mut ex = Exchange::new(
+            &mut self.out,
+            env.cache,
+            env.date,
+            env.server_name,
+            env.shared,
+            &mut self.ex,
+        );
+        env.service.resume(&mut ex, &mut self.state);
+        if self.ex.error.is_some() || !self.ex.is_answered() {
+            self.service_failed(env, Some(start))?;
+        }
+        Ok(())
+    }
+
+    /// Has the service write the next part of a pulled body into a block of up to
+    /// [`PULL_ROOM`] bytes. The output is empty here. A fill that writes nothing and does not
+    /// end the body (or misuses the exchange) ends the connection: the head has gone out, so
+    /// no other status can be sent.
+    fn pull<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<(), Blocked> {
+        self.out
+            .reserve(env.cache, env.large_block.min(PULL_ROOM))?;
+        let mut ex = Exchange::new(
+            &mut self.out,
+            env.cache,
+            env.date,
+            env.server_name,
+            env.shared,
+            &mut self.ex,
+        );
+        env.service.fill(&mut ex, &mut self.state);
+        let wrote = self.out.queued() > 0;
+        if self.ex.error.is_some() || (!wrote && self.ex.pulls()) {
+            self.service_failed(env, None)?;
+        }
+        Ok(())
+    }
+
+    /// Decides what follows a head the service has seen: its body (delivered or skipped), the
+    /// next request, or the close.
+    #[inline]
+    fn after_head<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        framing: BodyFraming,
+    ) -> Result<bool, Blocked> {
+        let st = self.ex;
+        let delivers = st.has_body && st.reads_body;
+        if st.error.is_some() || (!delivers && !st.is_answered()) {
+            self.service_failed(env, Some(st.start))?;
+            return Ok(true);
+        }
+        let keep = st.keep();
+        if st.has_body && (keep || delivers) {
+            let using = if delivers {
+                BodyUse::Deliver
+            } else {
+                BodyUse::Skip
+            };
+            self.phase = Phase::Body(Body::new(framing, using, st.start));
+            // A close the client asked for needs no linger once its body is read.
+            self.close_after_body = (!keep).then_some(st.keep_alive);
+        } else if !keep {
+            // An unread body may still be on its way.
+            let linger = st.keep_alive || st.has_body;
+            self.phase = Phase::Closing { linger };
+        }
+        Ok(true)
+    }
+
+    /// Writes an error response with `Connection: close` for the current request (already
+    /// counted) and stops serving: the rest of the input is dropped.
+    fn refuse<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        status: u16,
+    ) -> Result<(), Blocked> {
+        self.final_error(env, status)?;
+        WorkerCounters::add(&env.counters.bad_requests, 1);
+        Ok(())
+    }
+
+    /// Queues `status` with `Connection: close` as the last response, and drops the input.
+    fn final_error<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        status: u16,
+    ) -> Result<(), Blocked> {
+        let out = self.out.reserve(env.cache, ERROR_ROOM)?;
+        protocol::error(out, env.date, env.server_name, status);
+        self.rbuf = None;
+        self.phase = Phase::Closing { linger: true };
+        Ok(())
+    }
+
+    /// The service misused its [`Exchange`] or left its response unfinished. While none of its
+    /// response has gone out (`unsent_from`: the queued bytes before it), the response is
+    /// taken back and a `500` sent in its place (`503` when it was the pool that ran dry);
+    /// after, what is queued goes out and the connection closes. Either way nothing more is
+    /// served on it.
+    fn service_failed<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        unsent_from: Option<usize>,
+    ) -> Result<(), Blocked> {
+        WorkerCounters::add(&env.counters.service_errors, 1);
+        // Whatever the service left pending (a pulled body) is over.
+        self.ex.pulling = false;
+        self.ex.progress = Progress::Done;
+        match unsent_from {
+            Some(start) => {
+                self.out.truncate(start);
+                let status = match self.ex.error {
+                    Some(crate::exchange::ResponseError::NoRoom) => 503,
+                    _ => 500,
+                };
+                self.final_error(env, status)
+            }
+            None => {
+                self.rbuf = None;
+                self.phase = Phase::Closing { linger: true };
+                Ok(())
+            }
+        }
+    }
+
+    /// Consumes body bytes from the input. `Ok(false)`: it needs more input to go on.
+    fn body<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<bool, Blocked> {
+        let (Phase::Body(body), Some(rb)) = (&mut self.phase, self.rbuf.as_mut()) else {
+            return Ok(false);
+        };
+        let stepped = match body.using() {
+            BodyUse::Skip => body.skip(rb, env.max_body),
+            BodyUse::Deliver => {
+                // Feed the decoder only as much input as the output block can take, so that
+                // a service writing each piece back out never blocks, with room for the
+                // response head while it is still to be written.
+                let head_room = if self.ex.progress == Progress::NotStarted {
+                    RESPONSE_ROOM
+                } else {
+                    0
+                };
+                let buf = self.out.reserve(env.cache, 64 + head_room)?;
+                let room = buf.spare_capacity() - 32 - head_room;
+                let input = rb.get(..rb.len().min(room)).unwrap_or_default();
+                match body.decode(input, env.max_body) {
+                    Ok((data, consumed, done)) => {
+                        let mut ex = Exchange::new(
+                            &mut self.out,
+                            env.cache,
+                            env.date,
+                            env.server_name,
+                            env.shared,
+                            &mut self.ex,
+                        );
+                        if !data.is_empty() {
+                            env.service.data(data, &mut ex, &mut self.state);
+                        }
+                        if done {
+                            env.service.end(&mut ex, &mut self.state);
+                        }
+                        Ok((consumed, done))
+                    }
+                    Err(fault) => Err(fault),
+                }
+            }
+        };
+        match stepped {
+            Ok((consumed, done)) => {
+                rb.advance(consumed);
+                let failed = body.using() == BodyUse::Deliver
+                    && (self.ex.error.is_some() || (done && !self.ex.is_answered()));
+                if failed {
+                    let unsent = body.unsent_from();
+                    self.service_failed(env, unsent)?;
+                    return Ok(true);
+                }
+                if done {
+                    self.phase = match self.close_after_body {
+                        Some(linger) => Phase::Closing { linger },
+                        None => Phase::Head,
+                    };
+                }
+                Ok(done || consumed > 0)
+            }
+            Err(fault) => self.body_fault(env, fault).map(|()| true),
+        }
+    }
+
+    /// A body that cannot be consumed further (malformed, or over `max_body`).
+    ///
+    /// While no byte of its request's response has been sent, that response is taken back
+    /// from the output and replaced by the fault's status with `Connection: close`: the
+    /// client learns why, and gets one well-formed answer to its request. Once the response
+    /// has started going out, nothing else can be said in-band: what is queued is sent, then
+    /// the connection closes, and the statistics count it (`late_body_faults`).
+    fn body_fault<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        fault: BodyFault,
+    ) -> Result<(), Blocked> {
+        let Phase::Body(body) = &self.phase else {
+            return Ok(());
+        };
+        match body.unsent_from() {
+            Some(start) => {
+                self.out.truncate(start);
+                self.refuse(env, fault.status())
+            }
+            None => {
+                WorkerCounters::add(&env.counters.late_body_faults, 1);
+                self.rbuf = None;
+                self.phase = Phase::Closing { linger: true };
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,818 @@
+//! The response side of one request: what a [`Service`](crate::Service) writes through, and the
+//! rules of the protocol the engine keeps for it.
+//!
+//! Everything is encoded straight into the connection's pooled output blocks; nothing is
+//! allocated. The engine, not the service, writes what frames the exchange, so a service cannot
+//! send a response that a client or proxy would read differently from the engine:
+//!
+//! * `Content-Length` or `Transfer-Encoding: chunked`, from the terminal the service picks
+//!   ([`Response::body`], [`Response::stream`], [`Response::chunked`]); none for 1xx, 204 and
+//!   304, whose content is always empty (RFC 9110 §8.6, RFC 9112 §6.3);
+//! * no body for a `HEAD` request, though its headers are a GET's (RFC 9110 §9.3.2);
+//! * `Connection: close` when the connection ends after the response, `Connection: keep-alive`
+//!   for an HTTP/1.0 client that asked for it (RFC 9112 §9.3), and for HTTP/1.0 a chunked
+//!   stream becomes a body delimited by the close (it cannot read chunked, §6.1);
+//! * `Date` (RFC 9110 §6.6.1) from the worker's once-a-second cache, and `Server` when
+//!   [`Config::server_name`](crate::Config::server_name) is set;
+//! * `100 Continue` when the client waits for it and the service reads the body
+//!   ([`Exchange::read_body`]), never to an HTTP/1.0 client.
+//!
+//! A misuse (a framing header set by hand, a second response, a body on a 204, more bytes than
+//! the announced length) is refused with a [`ResponseError`]; the engine then answers `500` in
+//! the response's place while none of it has gone out, or closes the connection after.
+
+use std::fmt;
+
+use bufslab::PoolBuf;
+use bufslab_http::{status_allows_content, status_line, write_chunk, DateCache, KnownHeader};
+use bytes::BufMut;
+
+use crate::deferred::Deferred;
+use crate::out_queue::{BlockSource, OutQueue};
+use crate::shared::Shared;
+use crate::stats::ServerStats;
+
+/// Bytes of output room the engine makes sure of before it calls a service for a head, so
+/// that a typical response (a head of a few headers and a small body) never waits for the
+/// pool. More is taken from the pool as it is written.
+pub(crate) const RESPONSE_ROOM: usize = 512;
+
+/// Chunk framing around a piece of data: the hex size line and two CRLFs.
+const CHUNK_FRAMING: usize = 20;
+
+/// Why a response could not be written as asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResponseError {
+    /// A response was already started for this request.
+    AlreadyStarted,
+    /// Body bytes were written with no response started, or after it ended.
+    NotStreaming,
+    /// A header name that is not a token, or a value with a control byte (RFC 9110 §5.5).
+    InvalidHeader,
+    /// A header the engine writes itself: `Content-Length`, `Transfer-Encoding`,
+    /// `Connection`, `Date`, `Keep-Alive`, `Upgrade`, `Trailer`, `TE`.
+    ReservedHeader,
+    /// A final response needs a status of 200..=999; 1xx are the engine's (`100 Continue`).
+    InterimStatus(u16),
+    /// This status never has content (1xx, 204, 304), and content was given.
+    NoContentAllowed(u16),
+    /// More body bytes than the announced `Content-Length`.
+    LengthExceeded,
+    /// The output could not take the bytes: the connection's output queue is full or the pool
+    /// has no block.
+    NoRoom,
+}
+
+impl fmt::Display for ResponseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResponseError::AlreadyStarted => f.write_str("a response was already started"),
+            ResponseError::NotStreaming => f.write_str("no response body is being written"),
+            ResponseError::InvalidHeader => f.write_str("invalid header name or value"),
+            ResponseError::ReservedHeader => {
+                f.write_str("framing and connection headers are written by the engine")
+            }
+            ResponseError::InterimStatus(s) => write!(f, "status {s} is not a final status"),
+            ResponseError::NoContentAllowed(s) => write!(f, "a {s} response has no content"),
+            ResponseError::LengthExceeded => {
+                f.write_str("more body bytes than the announced Content-Length")
+            }
+            ResponseError::NoRoom => f.write_str("no output room (queue full or pool empty)"),
+        }
+    }
+}
+
+impl std::error::Error for ResponseError {}
+
+/// Where the response to the current request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Nothing written.
+    NotStarted,
+    /// A head is being built ([`Response`] is alive, or was dropped unfinished).
+    Head,
+    /// Head written; this many body bytes are still to come.
+    Length(u64),
+    /// Head written; a chunked body is being written.
+    Chunked,
+    /// Head written; the body ends when the connection closes (HTTP/1.0, length unknown).
+    UntilClose,
+    /// The response is complete.
+    Done,
+    /// The service deferred its answer ([`Exchange::defer`]).
+    Deferred,
+    /// The answer to a deferred exchange arrived; the service is to write the response.
+    Answered,
+}
+
+/// What the engine knows of the current request and its response, kept by the connection
+/// across the service's calls.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExchangeState {
+    pub(crate) progress: Progress,
+    /// The first misuse, if any: the engine answers 500 (or closes) once the call returns.
+    pub(crate) error: Option<ResponseError>,
+    /// Queued output bytes before this response (earlier pipelined responses, and the
+    /// `100 Continue`): what a 500 in its place truncates to.
+    pub(crate) start: usize,
+    pub(crate) head_only: bool,
+    pub(crate) http10: bool,
+    /// The client asked to keep the connection open (or did not ask to close it).
+    pub(crate) keep_alive: bool,
+    /// The client waits for `100 Continue` (never set for HTTP/1.0).
+    pub(crate) expect_continue: bool,
+    pub(crate) has_body: bool,
+    pub(crate) reads_body: bool,
+    pub(crate) continue_sent: bool,
+    /// The service or the server (shutting down) wants the connection closed after this.
+    pub(crate) close: bool,
+    /// The rest of the body comes from [`Service::fill`](crate::Service::fill).
+    pub(crate) pulling: bool,
+    /// The connection slot and exchange number a [`Deferred`] token names.
+    slot: u32,
+    gen: u32,
+}
+
+impl ExchangeState {
+    /// The state for a request with these facts, nothing answered yet.
+    #[inline]
+    pub(crate) fn new(
+        head_only: bool,
+        http10: bool,
+        keep_alive: bool,
+        expect_continue: bool,
+        has_body: bool,
+        shutting_down: bool,
+    ) -> ExchangeState {
+        ExchangeState {
+            progress: Progress::NotStarted,
+            error: None,
+            start: 0,
+            head_only,
+            http10,
+            keep_alive,
+            expect_continue: expect_continue && !http10,
+            has_body,
+            reads_body: false,
+            continue_sent: false,
+            close: shutting_down,
+            pulling: false,
+            slot: 0,
+            gen: 0,
+        }
+    }
+
+    /// Names this exchange: the `gen`-th of connection slot `slot`.
+    pub(crate) fn name(&mut self, slot: usize, gen: u32) {
+        self.slot = u32::try_from(slot).unwrap_or(u32::MAX);
+        self.gen = gen;
+    }
+
+    /// The token of this exchange while it is deferred.
+    pub(crate) fn deferred_token(&self) -> Option<Deferred> {
+        (self.progress == Progress::Deferred).then_some(Deferred {
+            slot: self.slot,
+            gen: self.gen,
+        })
+    }
+
+    /// The service answered for now: the response is complete, deferred, or its body is
+    /// pulled from the service as the output drains.
+    pub(crate) fn is_answered(&self) -> bool {
+        matches!(self.progress, Progress::Done | Progress::Deferred) || self.pulls()
+    }
+
+    /// The body is being pulled from the service ([`Exchange::pull`]) and is not complete.
+    pub(crate) fn pulls(&self) -> bool {
+        self.pulling
+            && matches!(
+                self.progress,
+                Progress::Length(_) | Progress::Chunked | Progress::UntilClose
+            )
+    }
+
+    /// Nothing of the current exchange is pending: the connection may go on to the next.
+    #[inline]
+    pub(crate) fn is_settled(&self) -> bool {
+        matches!(self.progress, Progress::Done | Progress::NotStarted)
+    }
+
+    /// Whether the connection serves another request after this one. A client that waits for
+    /// `100 Continue` and did not get it may never send its body, so the connection cannot be
+    /// reused then.
+    #[inline]
+    pub(crate) fn keep(&self) -> bool {
+        self.keep_alive
+            && !self.close
+            && !(self.has_body && self.expect_continue && !self.continue_sent)
+    }
+
+    fn fail(&mut self, e: ResponseError) -> ResponseError {
+        self.error.get_or_insert(e);
+        e
+    }
+}
+
+/// The response side of one request, handed to each [`Service`](crate::Service) call.
+///
+/// Start the response with [`respond`](Self::respond) (or
+/// [`send_static`](Self::send_static)); for a streamed body, go on with
+/// [`write`](Self::write) and [`finish`](Self::finish) in the same or later calls.
+pub struct Exchange<'a> {
+    /// Room behind the request head in its own read block, written before anything goes to
+    /// `out` (see [`Exchange::behind_head`]); empty when the response goes to `out` alone.
+    first: &'a mut [u8],
+    /// `first`'s length when lent: what was written into it is the difference.
+    first_len: usize,
+    out: &'a mut OutQueue,
+    blocks: &'a dyn BlockSource,
+    date: &'a DateCache,
+    server_name: Option<&'static [u8]>,
+    shared: &'a Shared,
+    st: &'a mut ExchangeState,
+}
+
+impl fmt::Debug for Exchange<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Exchange").field("state", &self.st).finish()
+    }
+}
+
+impl<'a> Exchange<'a> {
+    #[inline]
+    pub(crate) fn new(
+        out: &'a mut OutQueue,
+        blocks: &'a dyn BlockSource,
+        date: &'a DateCache,
+        server_name: Option<&'static [u8]>,
+        shared: &'a Shared,
+        st: &'a mut ExchangeState,
+    ) -> Self {
+        Exchange {
+            first: &mut [],
+            first_len: 0,
+            out,
+            blocks,
+            date,
+            server_name,
+            shared,
+            st,
+        }
+    }
+
+    /// Asks for the request body: [`Service::data`](crate::Service::data) gets its pieces and
+    /// [`Service::end`](crate::Service::end) its end (at once when there is none). Sends
+    /// `100 Continue` first when the client waits for it; call this before responding, or the
+    /// client may never send the body (the connection then closes after the response).
+    pub fn read_body(&mut self) {
+        if self.st.reads_body {
+            return;
+        }
+        self.st.reads_body = true;
+        let waits = self.st.has_body && self.st.expect_continue;
+        if waits
+            && self.st.progress == Progress::NotStarted
+            && self.put(bufslab_http::CONTINUE_100).is_ok()
+        {
+            self.st.continue_sent = true;
+            self.st.start += bufslab_http::CONTINUE_100.len();
+        }
+    }
+
+    /// Writes the response into `room`, the spare room behind the request head in its read
+    /// block, before anything goes to the output queue (which is empty). Once the service is
+    /// done the head is consumed and that block becomes the response's: one block per
+    /// exchange instead of two, and a connection holding a block can always answer, even with
+    /// the pool exhausted.
+    #[inline]
+    pub(crate) fn behind_head(&mut self, room: &'a mut [u8]) {
+        self.first_len = room.len();
+        self.first = room;
+    }
+
+    /// Bytes written into the room [`behind_head`](Self::behind_head) lent.
+    #[inline]
+    pub(crate) fn behind_head_written(&self) -> usize {
+        self.first_len - self.first.len()
+    }
+
+    /// The service asked for the body of a request that has none: its `end` is due at once.
+    #[inline]
+    pub(crate) fn reads_body_now(&self) -> bool {
+        self.st.reads_body && !self.st.has_body
+    }
+
+    /// Defers the response: the service answers later, from any thread, by sending this
+    /// exchange's [`State`](crate::Service::State) to the worker's
+    /// [`Mailbox`](crate::Mailbox) with the token returned here; the worker then calls
+    /// [`Service::resume`](crate::Service::resume) to write the response. Meanwhile the
+    /// connection reads and answers nothing more, so pipelined responses stay in order; an
+    /// answer that comes after the connection closed (its idle timeout runs meanwhile) is
+    /// dropped.
+    ///
+    /// # Errors
+    /// [`ResponseError::AlreadyStarted`] once a response was started.
+    pub fn defer(&mut self) -> Result<Deferred, ResponseError> {
+        if self.st.progress != Progress::NotStarted {
+            return Err(self.st.fail(ResponseError::AlreadyStarted));
+        }
+        self.st.progress = Progress::Deferred;
+        Ok(Deferred {
+            slot: self.st.slot,
+            gen: self.st.gen,
+        })
+    }
+
+    /// Pulls the rest of a streamed body ([`Response::stream`] or [`Response::chunked`]) from
+    /// the service: the engine calls [`Service::fill`](crate::Service::fill) each time the
+    /// connection's output has drained to the socket, until the body is complete (its last
+    /// byte, or [`finish`](Self::finish)). A body of any size goes out in constant memory, at
+    /// the pace the client reads it. The connection answers nothing else meanwhile.
+    ///
+    /// # Errors
+    /// [`ResponseError::NotStreaming`] with no streamed body in progress.
+    pub fn pull(&mut self) -> Result<(), ResponseError> {
+        match self.st.progress {
+            Progress::Length(_) | Progress::Chunked | Progress::UntilClose => {
+                self.st.pulling = true;
+                Ok(())
+            }
+            // A HEAD response's body is never written: nothing to pull.
+            Progress::Done if self.st.head_only => Ok(()),
+            _ => Err(self.st.fail(ResponseError::NotStreaming)),
+        }
+    }
+
+    /// The request is a `HEAD`: whatever body is written is dropped, the headers are a GET's.
+    #[must_use]
+    pub fn is_head(&self) -> bool {
+        self.st.head_only
+    }
+
+    /// Closes the connection after this response (`Connection: close`). Call before the
+    /// response head is written.
+    pub fn close(&mut self) {
+        self.st.close = true;
+    }
+
+    /// Starts the response with `status` (200..=999).
+    ///
+    /// Errors (a second response, an interim status) are reported by the terminal call,
+    /// [`Response::body`], [`stream`](Response::stream) or [`chunked`](Response::chunked).
+    pub fn respond(&mut self, status: u16) -> Response<'_, 'a> {
+        let mut r = Response {
+            ex: self,
+            status,
+            error: None,
+        };
+        if r.ex.st.progress != Progress::NotStarted {
+            r.error = Some(ResponseError::AlreadyStarted);
+        } else if !(200..=999).contains(&status) {
+            r.error = Some(ResponseError::InterimStatus(status));
+        } else {
+            r.ex.st.progress = Progress::Head;
+            let res = match status_line(status) {
+                Some(line) => r.ex.put(line),
+                None => {
+                    let digits = [
+                        b'0' + (status / 100) as u8,
+                        b'0' + (status / 10 % 10) as u8,
+                        b'0' + (status % 10) as u8,
+                    ];
+                    r.ex.put(b"HTTP/1.1 ")
+                        .and_then(|()| r.ex.put(&digits))
+                        .and_then(|()| r.ex.put(b" "))
+                }
+            };
+            r.error = res.err();
+        }
+        r
+    }
+
+    /// Sends a precomputed response whole: its status line, headers and body, plus the
+    /// per-response `Date` and `Connection` (Kestrel's precomputed header bytes).
+    ///
+    /// # Errors
+    /// As [`Response::body`].
+    #[inline]
+    pub fn send_static(&mut self, r: &StaticResponse) -> Result<(), ResponseError> {
+        if self.st.progress != Progress::NotStarted {
+            return Err(self.st.fail(ResponseError::AlreadyStarted));
+        }
+        let body = if self.st.head_only { &[][..] } else { &r.body };
+        let keep = self.st.keep();
+        let need = r.head.len() + DATE_AND_CONNECTION + body.len();
+        let (date, http10) = (self.date, self.st.http10);
+        let mut out = self.room(need)?;
+        out.put(&r.head);
+        finish_head(&mut out, date, keep, http10);
+        out.put(body);
+        self.st.progress = Progress::Done;
+        Ok(())
+    }
+
+    /// Writes body bytes of a response started with [`Response::stream`] or
+    /// [`Response::chunked`] (one chunk per call). Dropped for a `HEAD` request.
+    ///
+    /// # Errors
+    /// [`ResponseError::NotStreaming`] with no body in progress,
+    /// [`ResponseError::LengthExceeded`] past the announced length, [`ResponseError::NoRoom`]
+    /// when the output cannot take it (write at most [`write_room`](Self::write_room) bytes
+    /// per call to be sure it can).
+    pub fn write(&mut self, data: &[u8]) -> Result<(), ResponseError> {
+        match self.st.progress {
+            Progress::Length(left) => {
+                let n = data.len() as u64;
+                if n > left {
+                    return Err(self.st.fail(ResponseError::LengthExceeded));
+                }
+                self.put(data)?;
+                self.st.progress = if n == left {
+                    Progress::Done
+                } else {
+                    Progress::Length(left - n)
+                };
+                Ok(())
+            }
+            Progress::Chunked => self.put_chunk(data),
+            Progress::UntilClose => self.put(data),
+            Progress::Done if self.st.head_only => Ok(()),
+            _ => Err(self.st.fail(ResponseError::NotStreaming)),
+        }
+    }
+
+    /// Ends a streamed body: the last chunk of a chunked one. A body of announced length ends
+    /// by itself with its last byte.
+    ///
+    /// # Errors
+    /// [`ResponseError::NotStreaming`] with no body in progress or one of announced length not
+    /// all written; [`ResponseError::NoRoom`].
+    pub fn finish(&mut self) -> Result<(), ResponseError> {
+        match self.st.progress {
+            Progress::Chunked => {
+                self.put(b"0\r\n\r\n")?;
+                self.st.progress = Progress::Done;
+                Ok(())
+            }
+            Progress::UntilClose => {
+                self.st.progress = Progress::Done;
+                Ok(())
+            }
+            Progress::Done => Ok(()),
+            _ => Err(self.st.fail(ResponseError::NotStreaming)),
+        }
+    }
+
+    /// Body bytes one [`write`](Self::write) can take now without waiting for the pool: the
+    /// room left in the output's last block, less the chunk framing. (A larger write may still
+    /// succeed, taking blocks from the pool.)
+    #[must_use]
+    pub fn write_room(&self) -> usize {
+        let spare = if self.out.is_empty() {
+            self.first.len()
+        } else {
+            self.out.tail_spare()
+        };
+        spare.saturating_sub(CHUNK_FRAMING)
+    }
+
+    /// A snapshot of the server's counters and pool. Allocates nothing.
+    #[must_use]
+    pub fn stats(&self) -> ServerStats {
+        self.shared.snapshot()
+    }
+
+    /// Output room of `n` bytes: behind the head while that has it, else the last queued
+    /// block, or a new one behind it.
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Result<Room<'_, 'a>, ResponseError> {
+        if self.out.is_empty() && self.first.len() >= n {
+            return Ok(Room::First(&mut self.first));
+        }
+        // Once the output goes to the queue it stays there, so the bytes stay in order.
+        self.first_len -= self.first.len();
+        self.first = &mut [];
+        match self.out.reserve(self.blocks, n) {
+            Ok(b) => Ok(Room::Block(b)),
+            Err(_) => Err(self.st.fail(ResponseError::NoRoom)),
+        }
+    }
+
+    /// Appends `bytes` to the output, across blocks when the last one is full. The common
+    /// case, a few bytes into a block with room, is one check and one copy.
+    #[inline]
+    fn put(&mut self, mut bytes: &[u8]) -> Result<(), ResponseError> {
+        loop {
+            let mut out = self.room(bytes.len().min(MIN_PIECE))?;
+            let n = bytes.len().min(out.spare());
+            let (now, rest) = bytes.split_at(n);
+            out.put(now);
+            if rest.is_empty() {
+                return Ok(());
+            }
+            bytes = rest;
+        }
+    }
+
+    /// Appends `data` as one chunk or more (one per block it spans).
+    fn put_chunk(&mut self, mut data: &[u8]) -> Result<(), ResponseError> {
+        while !data.is_empty() {
+            let out = self.room(data.len().min(MIN_PIECE) + CHUNK_FRAMING)?;
+            let n = data.len().min(out.spare() - CHUNK_FRAMING);
+            let (now, rest) = data.split_at(n);
+            match out {
+                Room::First(f) => write_chunk(f, now),
+                Room::Block(b) => write_chunk(b, now),
+            }
+            data = rest;
+        }
+        Ok(())
+    }
+}
+
+/// Where [`Exchange::room`] found room: behind the request head, or in a queued block.
+enum Room<'r, 'a> {
+    First(&'r mut &'a mut [u8]),
+    Block(&'r mut PoolBuf),
+}
+
+impl Room<'_, '_> {
+    #[inline(always)]
+    fn spare(&self) -> usize {
+        match self {
+            Room::First(f) => f.len(),
+            Room::Block(b) => b.spare_capacity(),
+        }
+    }
+
+    /// Copies `bytes` in; the caller made sure of the room.
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        match self {
+            Room::First(f) => f.put_slice(bytes),
+            Room::Block(b) => b.put_slice(bytes),
+        }
+    }
+}
+
+/// The smallest piece a write splits off into a block of its own: below it, a fresh block is
+/// taken rather than splitting bytes across the end of one.
+const MIN_PIECE: usize = 64;
+
+/// Upper bound of what [`finish_head`] writes: `Date` (37), `Connection: keep-alive` (24) and
+/// the head's end (4).
+const DATE_AND_CONNECTION: usize = 72;
+
+/// Ends a head with the engine's per-response lines: `Date`, the `Connection` header the
+/// exchange needs, and the empty line. `out` has [`DATE_AND_CONNECTION`] spare bytes.
+#[inline(always)]
+fn finish_head(out: &mut Room<'_, '_>, date: &DateCache, keep: bool, http10: bool) {
+    out.put(date.line());
+    match (keep, http10) {
+        (true, false) => {}
+        (true, true) => out.put(b"\r\nConnection: keep-alive"),
+        (false, _) => out.put(b"\r\nConnection: close"),
+    }
+    out.put(b"\r\n\r\n");
+}
+
+/// A response head being written: add headers, then end it with one of [`body`](Self::body),
+/// [`stream`](Self::stream) or [`chunked`](Self::chunked). Dropped unfinished, the response is
+/// a misuse and a 500 is sent in its place.
+#[must_use = "end the response with body, stream or chunked"]
+#[derive(Debug)]
+pub struct Response<'e, 'a> {
+    ex: &'e mut Exchange<'a>,
+    status: u16,
+    error: Option<ResponseError>,
+}
+
+impl Response<'_, '_> {
+    /// Adds a known header. The value is checked (no control byte but HTAB, no DEL), so one
+    /// taken from input cannot inject a header.
+    pub fn header(mut self, name: KnownHeader, value: &[u8]) -> Self {
+        if self.error.is_none() {
+            if is_reserved(name) {
+                self.error = Some(ResponseError::ReservedHeader);
+            } else if !valid_value(value) {
+                self.error = Some(ResponseError::InvalidHeader);
+            } else {
+                self.line(name.canonical().as_bytes(), value);
+            }
+        }
+        self
+    }
+
+    /// Adds any header, after checking the name (a token) and the value.
+    pub fn header_raw(mut self, name: &[u8], value: &[u8]) -> Self {
+        if self.error.is_none() {
+            match KnownHeader::from_bytes(name) {
+                Some(known) => return self.header(known, value),
+                None if !name.iter().all(|&b| is_tchar(b)) || name.is_empty() => {
+                    self.error = Some(ResponseError::InvalidHeader);
+                }
+                None if !valid_value(value) => self.error = Some(ResponseError::InvalidHeader),
+                None => self.line(name, value),
+            }
+        }
+        self
+    }
+
+    fn line(&mut self, name: &[u8], value: &[u8]) {
+        let r = self
+            .ex
+            .put(b"\r\n")
+            .and_then(|()| self.ex.put(name))
+            .and_then(|()| self.ex.put(b": "))
+            .and_then(|()| self.ex.put(value));
+        if let Err(e) = r {
+            self.error = Some(e);
+        }
+    }
+
+    /// Ends the head with what frames the body (`Content-Length: len`, or chunked when `len`
+    /// is `None`), and the engine's per-response lines.
+    fn end_head(&mut self, len: Option<u64>) -> Result<(), ResponseError> {
+        if let Some(e) = self.error {
+            return Err(self.ex.st.fail(e));
+        }
+        let allows = status_allows_content(self.status);
+        if !allows && len != Some(0) {
+            return Err(self
+                .ex
+                .st
+                .fail(ResponseError::NoContentAllowed(self.status)));
+        }
+        let until_close = len.is_none() && self.ex.st.http10;
+        if until_close {
+            // An HTTP/1.0 client cannot read chunked (RFC 9112 §6.1): the close ends the body.
+            self.ex.st.progress = Progress::UntilClose;
+            self.ex.st.close = true;
+        }
+        let keep = self.ex.st.keep();
+        let server = self.ex.server_name;
+        let date = self.ex.date;
+        let http10 = self.ex.st.http10;
+        let mut out = self.ex.room(80 + DATE_AND_CONNECTION)?;
+        match len {
+            Some(n) if allows => {
+                out.put(b"\r\nContent-Length: ");
+                out.put(itoa::Buffer::new().format(n).as_bytes());
+            }
+            Some(_) => {}
+            None if until_close => {}
+            None => out.put(b"\r\nTransfer-Encoding: chunked"),
+        }
+        if let Some(name) = server {
+            if name.len() <= 40 {
+                out.put(b"\r\nServer: ");
+                out.put(name);
+            }
+        }
+        finish_head(&mut out, date, keep, http10);
+        Ok(())
+    }
+
+    /// Ends the response with a body given whole (`Content-Length` is its length).
+    ///
+    /// # Errors
+    /// [`ResponseError`]: a misuse earlier in this response (a reserved or invalid header, a
+    /// second response, a 1xx status), content for a status without it, or
+    /// [`ResponseError::NoRoom`].
+    pub fn body(mut self, body: &[u8]) -> Result<(), ResponseError> {
+        self.end_head(Some(body.len() as u64))?;
+        if !self.ex.st.head_only {
+            self.ex.put(body)?;
+        }
+        self.ex.st.progress = Progress::Done;
+        Ok(())
+    }
+
+    /// Ends the head of a response whose body of `len` bytes follows through
+    /// [`Exchange::write`]; the response is complete with its last byte.
+    ///
+    /// # Errors
+    /// As [`body`](Self::body).
+    pub fn stream(mut self, len: u64) -> Result<(), ResponseError> {
+        self.end_head(Some(len))?;
+        self.ex.st.progress = if len == 0 || self.ex.st.head_only {
+            Progress::Done
+        } else {
+            Progress::Length(len)
+        };
+        Ok(())
+    }
+
+    /// Ends the head of a response whose body of unknown length follows through
+    /// [`Exchange::write`], ended by [`Exchange::finish`]: chunked, or for an HTTP/1.0 client
+    /// delimited by closing the connection.
+    ///
+    /// # Errors
+    /// As [`body`](Self::body).
+    pub fn chunked(mut self) -> Result<(), ResponseError> {
+        self.end_head(None)?;
+        if self.ex.st.head_only {
+            self.ex.st.progress = Progress::Done;
+        } else if self.ex.st.progress != Progress::UntilClose {
+            self.ex.st.progress = Progress::Chunked;
+        }
+        Ok(())
+    }
+}
+
+/// A response whose status line, headers and body are fixed: built once, at start-up, and sent
+/// with [`Exchange::send_static`] for the cost of two copies and the `Date`.
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::KnownHeader;
+/// use bufslab_server::StaticResponse;
+///
+/// let hello = StaticResponse::new(200, &[(KnownHeader::ContentType, b"text/plain")], b"Hello!")?;
+/// assert_eq!(hello.body(), b"Hello!");
+/// # Ok::<(), bufslab_server::ResponseError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct StaticResponse {
+    head: bytes::Bytes,
+    body: bytes::Bytes,
+}
+
+impl StaticResponse {
+    /// Builds the response: status line, `headers` in order, then `Content-Length`.
+    ///
+    /// # Errors
+    /// As [`Response::header`] and [`Response::body`] would refuse them: an interim status,
+    /// a reserved or invalid header, content for a status without it.
+    pub fn new(
+        status: u16,
+        headers: &[(KnownHeader, &[u8])],
+        body: &'static [u8],
+    ) -> Result<StaticResponse, ResponseError> {
+        if !(200..=999).contains(&status) {
+            return Err(ResponseError::InterimStatus(status));
+        }
+        let allows = status_allows_content(status);
+        if !allows && !body.is_empty() {
+            return Err(ResponseError::NoContentAllowed(status));
+        }
+        let mut head = Vec::with_capacity(256);
+        match status_line(status) {
+            Some(line) => head.extend_from_slice(line),
+            None => head.extend_from_slice(format!("HTTP/1.1 {status} ").as_bytes()),
+        }
+        for &(name, value) in headers {
+            if is_reserved(name) {
+                return Err(ResponseError::ReservedHeader);
+            }
+            if !valid_value(value) {
+                return Err(ResponseError::InvalidHeader);
+            }
+            head.extend_from_slice(b"\r\n");
+            head.extend_from_slice(name.canonical().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value);
+        }
+        if allows {
+            head.extend_from_slice(format!("\r\nContent-Length: {}", body.len()).as_bytes());
+        }
+        Ok(StaticResponse {
+            head: head.into(),
+            body: bytes::Bytes::from_static(body),
+        })
+    }
+
+    /// The body.
+    #[must_use]
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+}
+
+/// Headers only the engine writes: they frame the message or govern the connection.
+fn is_reserved(name: KnownHeader) -> bool {
+    matches!(
+        name,
+        KnownHeader::ContentLength
+            | KnownHeader::TransferEncoding
+            | KnownHeader::Connection
+            | KnownHeader::Date
+            | KnownHeader::KeepAlive
+            | KnownHeader::Upgrade
+            | KnownHeader::Trailer
+            | KnownHeader::Te
+            | KnownHeader::ProxyConnection
+    )
+}
+
+/// A field value as RFC 9110 §5.5 has it: no control byte but HTAB, no DEL.
+fn valid_value(v: &[u8]) -> bool {
+    v.iter().all(|&b| (b >= 0x20 && b != 0x7f) || b == b'\t')
+}
+
+/// A token character (RFC 9110 §5.6.2).
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}

@@ -1,0 +1,47 @@
+//! A client that allocates nothing once warmed up, for the zero-allocation checks: it writes
+//! static requests and reads into stack buffers, responses of lengths learnt in warm-up.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+/// Sends `req` and reads one response framed by Content-Length (or without content, as a 204
+/// is); returns its length in bytes. For warm-up: it finds the length by parsing the head.
+pub fn response_len(s: &mut TcpStream, req: &[u8]) -> usize {
+    s.write_all(req).unwrap();
+    let mut buf = [0u8; 32 * 1024];
+    let mut have = 0;
+    loop {
+        let n = s.read(&mut buf[have..]).unwrap();
+        assert!(n > 0, "closed mid-response");
+        have += n;
+        let Some(end) = buf[..have].windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let key = b"Content-Length: ";
+        let head = &buf[..end];
+        let len = match head.windows(key.len()).position(|w| w == key) {
+            Some(at) => head[at + key.len()..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .fold(0, |acc, b| acc * 10 + usize::from(b - b'0')),
+            None => 0,
+        };
+        let total = end + 4 + len;
+        while have < total {
+            have += s.read(&mut buf[have..total]).unwrap();
+        }
+        return total;
+    }
+}
+
+/// Sends `req` and reads exactly `len` bytes back into a stack buffer; returns the status.
+pub fn exchange(s: &mut TcpStream, req: &[u8], len: usize) -> u16 {
+    let mut buf = [0u8; 32 * 1024];
+    s.write_all(req).unwrap();
+    s.read_exact(&mut buf[..len]).unwrap();
+    assert!(buf.starts_with(b"HTTP/1.1 "), "{:?}", &buf[..len.min(64)]);
+    buf[9..12]
+        .iter()
+        .fold(0, |acc, b| acc * 10 + u16::from(b - b'0'))
+}
