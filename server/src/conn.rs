@@ -38,13 +38,21 @@ use bytes::{Buf, BufMut};
 use crate::body::{Body, BodyFault, BodyUse};
 use crate::config::SMALL_BLOCK;
 use crate::deferred::Deferred;
-use crate::exchange::{Exchange, ExchangeState, Progress, RESPONSE_ROOM};
+use crate::exchange::{Ctx, Exchange, ExchangeState, Progress, RESPONSE_ROOM};
 use crate::out_queue::{Blocked, OutQueue, OUT_BLOCKS};
 use crate::protocol::{self, Head, ERROR_ROOM};
 use crate::service::Service;
-use crate::shared::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
+
+/// The [`Exchange`] of the connection `$conn`'s current request, over the worker context in
+/// `$env`. A macro rather than a method: it borrows fields of both disjointly from the
+/// `env.service` and `conn.state` the caller hands the service at the same time.
+macro_rules! exchange {
+    ($conn:ident, $env:ident) => {
+        Exchange::new(&mut $conn.out, &$env.ctx, &mut $conn.ex)
+    };
+}
 
 /// Bytes a lingering close discards before giving up on the peer.
 const DRAIN_LIMIT: usize = 256 * 1024;
@@ -90,6 +98,13 @@ pub(crate) enum CloseReason {
     BadInput,
 }
 
+/// What [`Conn::unsettled`] leaves the serving loop to do.
+enum Step {
+    Return(Want),
+    Again,
+    On,
+}
+
 /// What the connection needs from its driver next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Want {
@@ -121,18 +136,17 @@ pub(crate) struct Env<'a, F: FreeList, S> {
     /// filled; if another connection used them since, the parser must start over.
     pub(crate) slots_owner: &'a mut Option<usize>,
     pub(crate) cache: &'a LocalCache<F>,
-    pub(crate) date: &'a bufslab_http::DateCache,
+    /// What every exchange of the worker shares: the cache again (as a `BlockSource`), the
+    /// Date, the `Server` name, and the server's state for the service's
+    /// [`Exchange::stats`].
+    pub(crate) ctx: Ctx<'a>,
     pub(crate) counters: &'a WorkerCounters,
     pub(crate) max_body: u64,
     pub(crate) large_block: usize,
     /// The server is shutting down: every response says `Connection: close`.
     pub(crate) shutting_down: bool,
-    /// The server's shared state, for the service's [`Exchange::stats`].
-    pub(crate) shared: &'a Shared,
     /// The worker's service.
     pub(crate) service: &'a mut S,
-    /// The `Server` header of the responses the engine writes.
-    pub(crate) server_name: Option<&'static [u8]>,
 }
 
 /// One connection's HTTP state: parser, read block, output queue. Slots are preallocated and
@@ -315,17 +329,12 @@ impl<T: Default> Conn<T> {
                     return Want::Send;
                 }
             }
-            if self.waits_for_answer() {
-                // Nothing goes on, and nothing more is read, until the answer: the input
-                // waits where it is, and so does the peer (backpressure).
-                return Want::Wait;
-            }
-            if self.ex.pulls() && !matches!(self.phase, Phase::Closed) {
-                // The output drained: the next part of the body.
-                match self.pull(env) {
-                    Ok(()) => continue,
-                    Err(Blocked::Pool) => return Want::Pool,
-                    Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
+            // One check on the common path: the exchange is answered or between requests.
+            if !self.ex.is_settled() {
+                match self.unsettled(env) {
+                    Step::Return(want) => return want,
+                    Step::Again => continue,
+                    Step::On => {}
                 }
             }
             match self.phase {
@@ -340,13 +349,6 @@ impl<T: Default> Conn<T> {
                 Phase::Drain { .. } => return Want::Discard,
                 Phase::Closed => return Want::Close(CloseReason::Done),
                 Phase::Head | Phase::Body(_) => {}
-            }
-            if self.ex.progress == Progress::Answered {
-                match self.answered(env) {
-                    Ok(()) => continue,
-                    Err(Blocked::Pool) => return Want::Pool,
-                    Err(Blocked::OutputFull) => return self.close(CloseReason::Io),
-                }
             }
             if self.holds_input() {
                 match self.process(env) {
@@ -366,6 +368,29 @@ impl<T: Default> Conn<T> {
             // Input consumed: the read block goes home (idle connections hold no blocks).
             self.release_read_block();
             return Want::Receive;
+        }
+    }
+
+    /// What an exchange that is not settled needs before anything else: its deferred answer
+    /// (wait for it, or have the service write it), or the next part of its pulled body. A
+    /// body being read goes [`On`](Step::On).
+    fn unsettled<F: FreeList, S: Service<State = T>>(&mut self, env: &mut Env<'_, F, S>) -> Step {
+        if matches!(self.phase, Phase::Closed | Phase::Drain { .. }) {
+            return Step::On;
+        }
+        let done = match self.ex.progress {
+            // Nothing goes on, and nothing more is read, until the answer: the input waits
+            // where it is, and so does the peer (backpressure).
+            Progress::Deferred => return Step::Return(Want::Wait),
+            Progress::Answered => self.answered(env),
+            // The output drained: the next part of the body.
+            _ if self.ex.pulls() => self.pull(env),
+            _ => return Step::On,
+        };
+        match done {
+            Ok(()) => Step::Again,
+            Err(Blocked::Pool) => Step::Return(Want::Pool),
+            Err(Blocked::OutputFull) => Step::Return(self.close(CloseReason::Io)),
         }
     }
 
@@ -608,7 +633,7 @@ impl<T: Default> Conn<T> {
                 return Ok(true);
             }
         };
-        let head = Head::of(&req, env.shutting_down);
+        let head = Head::of(&req, env.shutting_down, &mut self.ex);
         if let BodyFraming::Length(n) = head.framing {
             if n > env.max_body {
                 WorkerCounters::add(&env.counters.requests, 1);
@@ -620,7 +645,7 @@ impl<T: Default> Conn<T> {
         // the head in the same block, which then becomes the response block (see
         // `Exchange::behind_head`).
         let reuse = self.out.is_empty()
-            && !head.state.has_body
+            && !head.has_body
             && !head.options_star
             && input.len() == head.head_len
             && behind.len() >= RESPONSE_ROOM;
@@ -632,24 +657,16 @@ impl<T: Default> Conn<T> {
             self.out.reserve(env.cache, RESPONSE_ROOM)?;
         }
         self.exchanges = self.exchanges.wrapping_add(1);
-        self.ex = head.state;
         self.ex.start = start;
         self.ex.name(env.slot, self.exchanges);
         let mut written = 0;
         if head.options_star {
             if let Ok(out) = self.out.reserve(env.cache, ERROR_ROOM) {
-                protocol::options_star(out, env.date, env.server_name, &self.ex);
+                protocol::options_star(out, env.ctx.date, env.ctx.server_name, &self.ex);
                 self.ex.progress = Progress::Done;
             }
         } else {
-            let mut ex = Exchange::new(
-                &mut self.out,
-                env.cache,
-                env.date,
-                env.server_name,
-                env.shared,
-                &mut self.ex,
-            );
+            let mut ex = exchange!(self, env);
             if reuse {
                 ex.behind_head(behind);
             }
@@ -685,14 +702,7 @@ impl<T: Default> Conn<T> {
         let start = self.out.queued();
         self.ex.progress = Progress::NotStarted;
         self.ex.start = start;
-        let mut ex = Exchange::new(
-            &mut self.out,
-            env.cache,
-            env.date,
-            env.server_name,
-            env.shared,
-            &mut self.ex,
-        );
+        let mut ex = exchange!(self, env);
         env.service.resume(&mut ex, &mut self.state);
         if self.ex.error.is_some() || !self.ex.is_answered() {
             self.service_failed(env, Some(start))?;
@@ -710,14 +720,7 @@ impl<T: Default> Conn<T> {
     ) -> Result<(), Blocked> {
         self.out
             .reserve(env.cache, env.large_block.min(PULL_ROOM))?;
-        let mut ex = Exchange::new(
-            &mut self.out,
-            env.cache,
-            env.date,
-            env.server_name,
-            env.shared,
-            &mut self.ex,
-        );
+        let mut ex = exchange!(self, env);
         env.service.fill(&mut ex, &mut self.state);
         let wrote = self.out.queued() > 0;
         if self.ex.error.is_some() || (!wrote && self.ex.pulls()) {
@@ -734,25 +737,25 @@ impl<T: Default> Conn<T> {
         env: &mut Env<'_, F, S>,
         framing: BodyFraming,
     ) -> Result<bool, Blocked> {
-        let st = self.ex;
+        let st = &self.ex;
         let delivers = st.has_body && st.reads_body;
+        let (start, has_body, keep_alive, keep) = (st.start, st.has_body, st.keep_alive, st.keep());
         if st.error.is_some() || (!delivers && !st.is_answered()) {
-            self.service_failed(env, Some(st.start))?;
+            self.service_failed(env, Some(start))?;
             return Ok(true);
         }
-        let keep = st.keep();
-        if st.has_body && (keep || delivers) {
+        if has_body && (keep || delivers) {
             let using = if delivers {
                 BodyUse::Deliver
             } else {
                 BodyUse::Skip
             };
-            self.phase = Phase::Body(Body::new(framing, using, st.start));
+            self.phase = Phase::Body(Body::new(framing, using, start));
             // A close the client asked for needs no linger once its body is read.
-            self.close_after_body = (!keep).then_some(st.keep_alive);
+            self.close_after_body = (!keep).then_some(keep_alive);
         } else if !keep {
             // An unread body may still be on its way.
-            let linger = st.keep_alive || st.has_body;
+            let linger = keep_alive || has_body;
             self.phase = Phase::Closing { linger };
         }
         Ok(true)
@@ -777,7 +780,7 @@ impl<T: Default> Conn<T> {
         status: u16,
     ) -> Result<(), Blocked> {
         let out = self.out.reserve(env.cache, ERROR_ROOM)?;
-        protocol::error(out, env.date, env.server_name, status);
+        protocol::error(out, env.ctx.date, env.ctx.server_name, status);
         self.rbuf = None;
         self.phase = Phase::Closing { linger: true };
         Ok(())
@@ -838,14 +841,7 @@ impl<T: Default> Conn<T> {
                 let input = rb.get(..rb.len().min(room)).unwrap_or_default();
                 match body.decode(input, env.max_body) {
                     Ok((data, consumed, done)) => {
-                        let mut ex = Exchange::new(
-                            &mut self.out,
-                            env.cache,
-                            env.date,
-                            env.server_name,
-                            env.shared,
-                            &mut self.ex,
-                        );
+                        let mut ex = exchange!(self, env);
                         if !data.is_empty() {
                             env.service.data(data, &mut ex, &mut self.state);
                         }

@@ -85,21 +85,23 @@ impl fmt::Display for ResponseError {
 
 impl std::error::Error for ResponseError {}
 
-/// Where the response to the current request is.
+/// Where the response to the current request is. The two settled states come first, so that
+/// telling them from the rest is one compare (`ExchangeState::is_settled`, on every turn).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Progress {
     /// Nothing written.
-    NotStarted,
+    NotStarted = 0,
+    /// The response is complete.
+    Done = 1,
     /// A head is being built ([`Response`] is alive, or was dropped unfinished).
     Head,
-    /// Head written; this many body bytes are still to come.
-    Length(u64),
+    /// Head written; `ExchangeState::left` body bytes are still to come.
+    Length,
     /// Head written; a chunked body is being written.
     Chunked,
     /// Head written; the body ends when the connection closes (HTTP/1.0, length unknown).
     UntilClose,
-    /// The response is complete.
-    Done,
     /// The service deferred its answer ([`Exchange::defer`]).
     Deferred,
     /// The answer to a deferred exchange arrived; the service is to write the response.
@@ -111,6 +113,8 @@ pub(crate) enum Progress {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ExchangeState {
     pub(crate) progress: Progress,
+    /// With [`Progress::Length`]: body bytes still to come.
+    left: u64,
     /// The first misuse, if any: the engine answers 500 (or closes) once the call returns.
     pub(crate) error: Option<ResponseError>,
     /// Queued output bytes before this response (earlier pipelined responses, and the
@@ -147,6 +151,7 @@ impl ExchangeState {
     ) -> ExchangeState {
         ExchangeState {
             progress: Progress::NotStarted,
+            left: 0,
             error: None,
             start: 0,
             head_only,
@@ -188,14 +193,14 @@ impl ExchangeState {
         self.pulling
             && matches!(
                 self.progress,
-                Progress::Length(_) | Progress::Chunked | Progress::UntilClose
+                Progress::Length | Progress::Chunked | Progress::UntilClose
             )
     }
 
     /// Nothing of the current exchange is pending: the connection may go on to the next.
     #[inline]
     pub(crate) fn is_settled(&self) -> bool {
-        matches!(self.progress, Progress::Done | Progress::NotStarted)
+        self.progress as u8 <= Progress::Done as u8
     }
 
     /// Whether the connection serves another request after this one. A client that waits for
@@ -226,11 +231,19 @@ pub struct Exchange<'a> {
     /// `first`'s length when lent: what was written into it is the difference.
     first_len: usize,
     out: &'a mut OutQueue,
-    blocks: &'a dyn BlockSource,
-    date: &'a DateCache,
-    server_name: Option<&'static [u8]>,
-    shared: &'a Shared,
+    ctx: &'a Ctx<'a>,
     st: &'a mut ExchangeState,
+}
+
+/// What every exchange of a worker shares.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    /// The worker's local cache of the pool.
+    pub(crate) blocks: &'a dyn BlockSource,
+    pub(crate) date: &'a DateCache,
+    /// The `Server` header of the responses the engine frames.
+    pub(crate) server_name: Option<&'static [u8]>,
+    pub(crate) shared: &'a Shared,
 }
 
 impl fmt::Debug for Exchange<'_> {
@@ -241,22 +254,12 @@ impl fmt::Debug for Exchange<'_> {
 
 impl<'a> Exchange<'a> {
     #[inline]
-    pub(crate) fn new(
-        out: &'a mut OutQueue,
-        blocks: &'a dyn BlockSource,
-        date: &'a DateCache,
-        server_name: Option<&'static [u8]>,
-        shared: &'a Shared,
-        st: &'a mut ExchangeState,
-    ) -> Self {
+    pub(crate) fn new(out: &'a mut OutQueue, ctx: &'a Ctx<'a>, st: &'a mut ExchangeState) -> Self {
         Exchange {
             first: &mut [],
             first_len: 0,
             out,
-            blocks,
-            date,
-            server_name,
-            shared,
+            ctx,
             st,
         }
     }
@@ -334,7 +337,7 @@ impl<'a> Exchange<'a> {
     /// [`ResponseError::NotStreaming`] with no streamed body in progress.
     pub fn pull(&mut self) -> Result<(), ResponseError> {
         match self.st.progress {
-            Progress::Length(_) | Progress::Chunked | Progress::UntilClose => {
+            Progress::Length | Progress::Chunked | Progress::UntilClose => {
                 self.st.pulling = true;
                 Ok(())
             }
@@ -403,7 +406,7 @@ impl<'a> Exchange<'a> {
         let body = if self.st.head_only { &[][..] } else { &r.body };
         let keep = self.st.keep();
         let need = r.head.len() + DATE_AND_CONNECTION + body.len();
-        let (date, http10) = (self.date, self.st.http10);
+        let (date, http10) = (self.ctx.date, self.st.http10);
         let mut out = self.room(need)?;
         out.put(&r.head);
         finish_head(&mut out, date, keep, http10);
@@ -422,17 +425,16 @@ impl<'a> Exchange<'a> {
     /// per call to be sure it can).
     pub fn write(&mut self, data: &[u8]) -> Result<(), ResponseError> {
         match self.st.progress {
-            Progress::Length(left) => {
+            Progress::Length => {
                 let n = data.len() as u64;
-                if n > left {
+                if n > self.st.left {
                     return Err(self.st.fail(ResponseError::LengthExceeded));
                 }
                 self.put(data)?;
-                self.st.progress = if n == left {
-                    Progress::Done
-                } else {
-                    Progress::Length(left - n)
-                };
+                self.st.left -= n;
+                if self.st.left == 0 {
+                    self.st.progress = Progress::Done;
+                }
                 Ok(())
             }
             Progress::Chunked => self.put_chunk(data),
@@ -480,7 +482,7 @@ impl<'a> Exchange<'a> {
     /// A snapshot of the server's counters and pool. Allocates nothing.
     #[must_use]
     pub fn stats(&self) -> ServerStats {
-        self.shared.snapshot()
+        self.ctx.shared.snapshot()
     }
 
     /// Output room of `n` bytes: behind the head while that has it, else the last queued
@@ -493,7 +495,7 @@ impl<'a> Exchange<'a> {
         // Once the output goes to the queue it stays there, so the bytes stay in order.
         self.first_len -= self.first.len();
         self.first = &mut [];
-        match self.out.reserve(self.blocks, n) {
+        match self.out.reserve(self.ctx.blocks, n) {
             Ok(b) => Ok(Room::Block(b)),
             Err(_) => Err(self.st.fail(ResponseError::NoRoom)),
         }
@@ -651,8 +653,8 @@ impl Response<'_, '_> {
             self.ex.st.close = true;
         }
         let keep = self.ex.st.keep();
-        let server = self.ex.server_name;
-        let date = self.ex.date;
+        let server = self.ex.ctx.server_name;
+        let date = self.ex.ctx.date;
         let http10 = self.ex.st.http10;
         let mut out = self.ex.room(80 + DATE_AND_CONNECTION)?;
         match len {
@@ -696,10 +698,11 @@ impl Response<'_, '_> {
     /// As [`body`](Self::body).
     pub fn stream(mut self, len: u64) -> Result<(), ResponseError> {
         self.end_head(Some(len))?;
+        self.ex.st.left = len;
         self.ex.st.progress = if len == 0 || self.ex.st.head_only {
             Progress::Done
         } else {
-            Progress::Length(len)
+            Progress::Length
         };
         Ok(())
     }

@@ -44,7 +44,7 @@ use bufslab_http::{BodyFraming, KnownHeader, Method, Request};
 use crate::config::{Config, PoolConfig, SMALL_BLOCK};
 use crate::conn::{CloseReason, Conn, Env, Want};
 use crate::deferred::Deferred;
-use crate::exchange::Exchange;
+use crate::exchange::{Ctx, Exchange};
 use crate::out_queue::OUT_BLOCKS;
 use crate::service::Service;
 use crate::shared::Shared;
@@ -104,14 +104,17 @@ pub fn run(data: &[u8]) {
             slots: &mut slots,
             slots_owner: &mut slots_owner,
             cache: &cache,
-            date: &date,
+            ctx: Ctx {
+                blocks: &cache,
+                date: &date,
+                server_name: Some(b"fuzz"),
+                shared: &shared,
+            },
             counters: &shared.counters[0],
             max_body: MAX_BODY,
             large_block: cfg.large_block(),
             shutting_down: false,
-            shared: &shared,
             service: &mut service,
-            server_name: Some(b"fuzz"),
         };
         let mut hog: Vec<PoolBuf> = Vec::new();
         let mut i = 0;

@@ -17,29 +17,30 @@ pub(crate) const ERROR_ROOM: usize = 384;
 pub(crate) struct Head {
     pub(crate) head_len: usize,
     pub(crate) framing: BodyFraming,
-    pub(crate) state: ExchangeState,
+    pub(crate) has_body: bool,
     /// `OPTIONS *`: a question about the server as a whole, which the engine answers.
     pub(crate) options_star: bool,
 }
 
 impl Head {
-    /// Reads what the engine needs from a complete head.
+    /// Reads what the engine needs from a complete head, and starts its exchange in `st`.
     #[inline]
-    pub(crate) fn of(req: &Request<'_, '_>, shutting_down: bool) -> Head {
+    pub(crate) fn of(req: &Request<'_, '_>, shutting_down: bool, st: &mut ExchangeState) -> Head {
         let method = req.method();
         let framing = req.framing();
         let has_body = !matches!(framing, BodyFraming::None | BodyFraming::Length(0));
+        *st = ExchangeState::new(
+            method == Method::Head,
+            req.version() == Version::Http10,
+            req.keep_alive(),
+            req.expect_continue(),
+            has_body,
+            shutting_down,
+        );
         Head {
             head_len: req.head_len(),
             framing,
-            state: ExchangeState::new(
-                method == Method::Head,
-                req.version() == Version::Http10,
-                req.keep_alive(),
-                req.expect_continue(),
-                has_body,
-                shutting_down,
-            ),
+            has_body,
             options_star: req.target_form() == TargetForm::Asterisk,
         }
     }

@@ -58,14 +58,17 @@ macro_rules! env {
             slots: &mut $w.base.slots,
             slots_owner: &mut $w.base.slots_owner,
             cache: &$w.base.cache,
-            date: &$w.base.date,
+            ctx: $crate::exchange::Ctx {
+                blocks: &$w.base.cache,
+                date: &$w.base.date,
+                server_name: $w.base.cfg.server_name.map(str::as_bytes),
+                shared: &$w.base.shared,
+            },
             counters: &$w.base.shared.counters[$w.base.id],
             max_body: $w.base.cfg.max_body,
             large_block: $w.base.large_block,
             shutting_down: $shutting_down,
-            shared: &$w.base.shared,
             service: &mut $w.base.service,
-            server_name: $w.base.cfg.server_name.map(str::as_bytes),
         }
     };
 }

@@ -9,9 +9,7 @@ use std::net::TcpStream;
 use std::sync::mpsc::{sync_channel, SyncSender};
 
 use bufslab_http::{BodyFraming, KnownHeader, Request};
-use bufslab_server::{
-    Config, Deferred, Exchange, IoMode, Server, ServerError, Service, StaticResponse, WorkerInfo,
-};
+use bufslab_server::{Deferred, Exchange, IoMode, Service, StaticResponse, WorkerInfo};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -108,25 +106,14 @@ fn make(info: WorkerInfo) -> Svc {
 
 #[path = "support/client.rs"]
 mod client;
-use client::{exchange, response_len};
+use client::{exchange, response_len, start_under};
 
 #[test]
 fn the_service_api_allocates_nothing_per_request() {
     let _profiler = dhat::Profiler::builder().testing().build();
     for io in [IoMode::Epoll, IoMode::Uring] {
-        let config = Config {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            workers: 1,
-            io,
-            ..Config::default()
-        };
-        let server = match Server::start(config, make) {
-            Ok(s) => s,
-            Err(ServerError::Uring(e)) => {
-                eprintln!("io_uring skipped: {e}");
-                continue;
-            }
-            Err(e) => panic!("{e}"),
+        let Some(server) = start_under(io, make) else {
+            continue;
         };
         let mut c = TcpStream::connect(server.local_addr()).unwrap();
         c.set_nodelay(true).unwrap();

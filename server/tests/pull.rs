@@ -6,7 +6,11 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use bufslab_http::Request;
-use bufslab_server::{Config, Exchange, IoMode, Server, ServerError, Service, WorkerInfo};
+use bufslab_server::{Exchange, IoMode, Service, WorkerInfo};
+
+#[path = "support/client.rs"]
+mod client;
+use client::start_under;
 
 const GIB: u64 = 1 << 30;
 
@@ -33,19 +37,8 @@ impl Service for Gen {
 #[test]
 fn a_gibibyte_streams_in_constant_memory() {
     for io in [IoMode::Epoll, IoMode::Uring] {
-        let config = Config {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            workers: 1,
-            io,
-            ..Config::default()
-        };
-        let server = match Server::start(config, |_: WorkerInfo| Gen) {
-            Ok(s) => s,
-            Err(ServerError::Uring(e)) => {
-                eprintln!("io_uring skipped: {e}");
-                continue;
-            }
-            Err(e) => panic!("{e}"),
+        let Some(server) = start_under(io, |_: WorkerInfo| Gen) else {
+            continue;
         };
         let mut c = TcpStream::connect(server.local_addr()).unwrap();
         c.write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")

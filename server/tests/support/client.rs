@@ -45,3 +45,25 @@ pub fn exchange(s: &mut TcpStream, req: &[u8], len: usize) -> u16 {
         .iter()
         .fold(0, |acc, b| acc * 10 + u16::from(b - b'0'))
 }
+
+/// Starts `make`'s service on one worker under `io` on a free port; `None` (said on stderr)
+/// where io_uring is refused here.
+pub fn start_under<M: bufslab_server::MakeService>(
+    io: bufslab_server::IoMode,
+    make: M,
+) -> Option<bufslab_server::ServerHandle> {
+    let config = bufslab_server::Config {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        workers: 1,
+        io,
+        ..bufslab_server::Config::default()
+    };
+    match bufslab_server::Server::start(config, make) {
+        Ok(s) => Some(s),
+        Err(bufslab_server::ServerError::Uring(e)) => {
+            eprintln!("io_uring skipped: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
