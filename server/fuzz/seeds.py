@@ -40,6 +40,7 @@ seeds = {
  'chunked_skip_ok': send(chunked(b'/json', b'3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n') + get(b'/plaintext')) + READ + SEND,
  'deferred_pipelined': send(get(b'/defer') + get(b'/plaintext')) + READ + SEND + ANSWER + SEND,
  'deferred_closed_first': send(get(b'/defer')) + READ + TIMER + ANSWER,
+ 'deferred_deadline_with_input': send(get(b'/defer') + get(b'/plaintext')) + READ + TIMER + SEND + ANSWER + SEND,
  'deferred_http10': send(get(b'/defer', b'1.0')) + READ + ANSWER + SEND,
  'pulled_body': send(get(b'/pull') + get(b'/json')) + READ + short(40) + SEND + SEND + SEND + SEND,
  'pulled_head': send(b'HEAD /pull HTTP/1.1\r\n' + H + b'\r\n') + READ + SEND,

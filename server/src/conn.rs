@@ -251,7 +251,13 @@ impl<T: Default> Conn<T> {
     pub(crate) fn timer_kind(&self) -> TimerKind {
         match self.phase {
             Phase::Drain { .. } => TimerKind::Drain,
-            Phase::Head if self.out.is_empty() && (self.holds_input() || self.starved) => {
+            // Input behind an exchange the service has not settled (a deferred answer, a
+            // pulled body) is no head being received: the connection waits for its service.
+            Phase::Head
+                if self.out.is_empty()
+                    && (self.holds_input() || self.starved)
+                    && self.ex.is_settled() =>
+            {
                 TimerKind::Header
             }
             _ => TimerKind::Idle,
@@ -783,6 +789,10 @@ impl<T: Default> Conn<T> {
         protocol::error(out, env.ctx.date, env.ctx.server_name, status);
         self.rbuf = None;
         self.phase = Phase::Closing { linger: true };
+        // The engine's answer ends the exchange: a deferred answer or a pulled body of the
+        // service's can no longer follow it.
+        self.ex.pulling = false;
+        self.ex.progress = Progress::Done;
         Ok(())
     }
 
