@@ -6,7 +6,7 @@
 //! of the request body straight back into the connection's output.
 
 use bufslab_http::{BodyFraming, KnownHeader, Method, Request};
-use bufslab_server::{Exchange, ResponseError, Service, StaticResponse, WorkerInfo};
+use bufslab_server::{Exchange, ResponseError, Service, StaticHead, StaticResponse, WorkerInfo};
 use serde::Serialize;
 
 /// The `Server` header value.
@@ -70,6 +70,7 @@ pub enum Echo {
 #[derive(Debug)]
 pub struct Demo {
     plaintext: StaticResponse,
+    json: StaticHead,
 }
 
 impl Demo {
@@ -79,8 +80,14 @@ impl Demo {
     /// Never: the precomputed response is a constant the tests build.
     #[must_use]
     pub fn new(_: WorkerInfo) -> Demo {
+        let headers: [(KnownHeader, &[u8]); 1] = [(KnownHeader::ContentType, b"application/json")];
+        let json = match StaticHead::new(200, &headers) {
+            Ok(h) => h,
+            Err(e) => unreachable!("the json head is valid: {e}"),
+        };
         Demo {
             plaintext: plaintext_response(),
+            json,
         }
     }
 }
@@ -107,13 +114,14 @@ impl Service for Demo {
             Route::Plaintext => ex.send_static(&self.plaintext),
             Route::Json => json::<64, _>(
                 ex,
+                &self.json,
                 &Message {
                     message: "Hello, World!",
                 },
             ),
             Route::Stats => {
                 let stats = ex.stats();
-                json::<STATS_ROOM, _>(ex, &stats)
+                json::<STATS_ROOM, _>(ex, &self.json, &stats)
             }
             Route::NotFound => error(ex, 404, None),
             Route::MethodNotAllowed(allow) => error(ex, 405, Some(allow)),
@@ -186,6 +194,7 @@ struct Message {
 /// `N` is the most bytes the JSON may take.
 fn json<const N: usize, T: Serialize>(
     ex: &mut Exchange<'_>,
+    head: &StaticHead,
     value: &T,
 ) -> Result<(), ResponseError> {
     let mut buf = [0u8; N];
@@ -195,8 +204,7 @@ fn json<const N: usize, T: Serialize>(
     if !fits {
         return error(ex, 500, None);
     }
-    ex.respond(200)
-        .header(KnownHeader::ContentType, b"application/json")
+    ex.respond_with(head)
         .body(buf.get(..len).unwrap_or_default())
 }
 

@@ -363,7 +363,22 @@ impl<'a> Exchange<'a> {
     ///
     /// Errors (a second response, an interim status) are reported by the terminal call,
     /// [`Response::body`], [`stream`](Response::stream) or [`chunked`](Response::chunked).
+    #[inline]
     pub fn respond(&mut self, status: u16) -> Response<'_, 'a> {
+        self.begin(status, None)
+    }
+
+    /// Starts the response with a precomputed status line and headers, copied at once.
+    ///
+    /// Errors (a second response) are reported by the terminal call, as for
+    /// [`respond`](Self::respond).
+    #[inline]
+    pub fn respond_with(&mut self, head: &StaticHead) -> Response<'_, 'a> {
+        self.begin(head.status, Some(&head.head))
+    }
+
+    #[inline(always)]
+    fn begin(&mut self, status: u16, prefix: Option<&[u8]>) -> Response<'_, 'a> {
         let mut r = Response {
             ex: self,
             status,
@@ -373,6 +388,9 @@ impl<'a> Exchange<'a> {
             r.error = Some(ResponseError::AlreadyStarted);
         } else if !(200..=999).contains(&status) {
             r.error = Some(ResponseError::InterimStatus(status));
+        } else if let Some(prefix) = prefix {
+            r.ex.st.progress = Progress::Head;
+            r.error = r.ex.put(prefix).err();
         } else {
             r.ex.st.progress = Progress::Head;
             let res = match status_line(status) {
@@ -503,7 +521,7 @@ impl<'a> Exchange<'a> {
 
     /// Appends `bytes` to the output, across blocks when the last one is full. The common
     /// case, a few bytes into a block with room, is one check and one copy.
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, mut bytes: &[u8]) -> Result<(), ResponseError> {
         loop {
             let mut out = self.room(bytes.len().min(MIN_PIECE))?;
@@ -541,6 +559,26 @@ enum Room<'r, 'a> {
 
 impl Room<'_, '_> {
     #[inline(always)]
+    fn spare_mut(&mut self) -> &mut [u8] {
+        match self {
+            Room::First(f) => f,
+            Room::Block(b) => b.spare_mut(),
+        }
+    }
+
+    /// The first `n` bytes of [`spare_mut`](Self::spare_mut) were written.
+    #[inline(always)]
+    fn commit(&mut self, n: usize) {
+        match self {
+            Room::First(f) => {
+                let rest = std::mem::take(*f);
+                **f = rest.get_mut(n..).unwrap_or_default();
+            }
+            Room::Block(b) => b.commit(n.min(b.spare_capacity())),
+        }
+    }
+
+    #[inline(always)]
     fn spare(&self) -> usize {
         match self {
             Room::First(f) => f.len(),
@@ -565,6 +603,28 @@ const MIN_PIECE: usize = 64;
 /// Upper bound of what [`finish_head`] writes: `Date` (37), `Connection: keep-alive` (24) and
 /// the head's end (4).
 const DATE_AND_CONNECTION: usize = 72;
+
+/// The most [`Response`]'s end of head writes: `Content-Length` with 20 digits (38) or
+/// `Transfer-Encoding: chunked` (28), `Server` of 40 bytes (50), `Date` (37),
+/// `Connection: keep-alive` (24) and the empty line (4).
+const HEAD_END: usize = 160;
+
+/// Bytes written into a slice of output room made sure of first, with no look at the block
+/// per piece. A piece that would not fit is dropped (never the case: the room was counted).
+struct Cursor<'b> {
+    buf: &'b mut [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    #[inline(always)]
+    fn put(&mut self, src: &[u8]) {
+        if let Some(d) = self.buf.get_mut(self.at..self.at + src.len()) {
+            d.copy_from_slice(src);
+            self.at += src.len();
+        }
+    }
+}
 
 /// Ends a head with the engine's per-response lines: `Date`, the `Connection` header the
 /// exchange needs, and the empty line. `out` has [`DATE_AND_CONNECTION`] spare bytes.
@@ -635,6 +695,7 @@ impl Response<'_, '_> {
 
     /// Ends the head with what frames the body (`Content-Length: len`, or chunked when `len`
     /// is `None`), and the engine's per-response lines.
+    #[inline(always)]
     fn end_head(&mut self, len: Option<u64>) -> Result<(), ResponseError> {
         if let Some(e) = self.error {
             return Err(self.ex.st.fail(e));
@@ -656,7 +717,12 @@ impl Response<'_, '_> {
         let server = self.ex.ctx.server_name;
         let date = self.ex.ctx.date;
         let http10 = self.ex.st.http10;
-        let mut out = self.ex.room(80 + DATE_AND_CONNECTION)?;
+        let mut room = self.ex.room(HEAD_END)?;
+        // One look at the block's room for all the pieces (`HEAD_END` is their most).
+        let mut out = Cursor {
+            buf: room.spare_mut(),
+            at: 0,
+        };
         match len {
             Some(n) if allows => {
                 out.put(b"\r\nContent-Length: ");
@@ -666,13 +732,19 @@ impl Response<'_, '_> {
             None if until_close => {}
             None => out.put(b"\r\nTransfer-Encoding: chunked"),
         }
-        if let Some(name) = server {
-            if name.len() <= 40 {
-                out.put(b"\r\nServer: ");
-                out.put(name);
-            }
+        if let Some(name) = server.filter(|n| n.len() <= 40) {
+            out.put(b"\r\nServer: ");
+            out.put(name);
         }
-        finish_head(&mut out, date, keep, http10);
+        out.put(date.line());
+        match (keep, http10) {
+            (true, false) => {}
+            (true, true) => out.put(b"\r\nConnection: keep-alive"),
+            (false, _) => out.put(b"\r\nConnection: close"),
+        }
+        out.put(b"\r\n\r\n");
+        let at = out.at;
+        room.commit(at);
         Ok(())
     }
 
@@ -682,6 +754,7 @@ impl Response<'_, '_> {
     /// [`ResponseError`]: a misuse earlier in this response (a reserved or invalid header, a
     /// second response, a 1xx status), content for a status without it, or
     /// [`ResponseError::NoRoom`].
+    #[inline]
     pub fn body(mut self, body: &[u8]) -> Result<(), ResponseError> {
         self.end_head(Some(body.len() as u64))?;
         if !self.ex.st.head_only {
@@ -761,23 +834,7 @@ impl StaticResponse {
         if !allows && !body.is_empty() {
             return Err(ResponseError::NoContentAllowed(status));
         }
-        let mut head = Vec::with_capacity(256);
-        match status_line(status) {
-            Some(line) => head.extend_from_slice(line),
-            None => head.extend_from_slice(format!("HTTP/1.1 {status} ").as_bytes()),
-        }
-        for &(name, value) in headers {
-            if is_reserved(name) {
-                return Err(ResponseError::ReservedHeader);
-            }
-            if !valid_value(value) {
-                return Err(ResponseError::InvalidHeader);
-            }
-            head.extend_from_slice(b"\r\n");
-            head.extend_from_slice(name.canonical().as_bytes());
-            head.extend_from_slice(b": ");
-            head.extend_from_slice(value);
-        }
+        let mut head = build_head(status, headers)?;
         if allows {
             head.extend_from_slice(format!("\r\nContent-Length: {}", body.len()).as_bytes());
         }
@@ -792,6 +849,71 @@ impl StaticResponse {
     pub fn body(&self) -> &[u8] {
         &self.body
     }
+}
+
+/// A status line and headers fixed at start-up, for responses whose body is not: start one
+/// with [`Exchange::respond_with`], which copies them at once, then add headers and end it as
+/// any [`Response`].
+///
+/// # Examples
+///
+/// ```
+/// use bufslab_http::KnownHeader;
+/// use bufslab_server::StaticHead;
+///
+/// let json = StaticHead::new(200, &[(KnownHeader::ContentType, b"application/json")])?;
+/// assert_eq!(json.status(), 200);
+/// # Ok::<(), bufslab_server::ResponseError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct StaticHead {
+    head: bytes::Bytes,
+    status: u16,
+}
+
+impl StaticHead {
+    /// Builds the status line and `headers`, in order.
+    ///
+    /// # Errors
+    /// As [`Response::header`] would refuse them, and an interim status.
+    pub fn new(status: u16, headers: &[(KnownHeader, &[u8])]) -> Result<StaticHead, ResponseError> {
+        Ok(StaticHead {
+            head: build_head(status, headers)?.into(),
+            status,
+        })
+    }
+
+    /// The status.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+}
+
+/// The status line and header lines of a precomputed head, checked as [`Response`] checks
+/// them.
+fn build_head(status: u16, headers: &[(KnownHeader, &[u8])]) -> Result<Vec<u8>, ResponseError> {
+    if !(200..=999).contains(&status) {
+        return Err(ResponseError::InterimStatus(status));
+    }
+    let mut head = Vec::with_capacity(256);
+    match status_line(status) {
+        Some(line) => head.extend_from_slice(line),
+        None => head.extend_from_slice(format!("HTTP/1.1 {status} ").as_bytes()),
+    }
+    for &(name, value) in headers {
+        if is_reserved(name) {
+            return Err(ResponseError::ReservedHeader);
+        }
+        if !valid_value(value) {
+            return Err(ResponseError::InvalidHeader);
+        }
+        head.extend_from_slice(b"\r\n");
+        head.extend_from_slice(name.canonical().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value);
+    }
+    Ok(head)
 }
 
 /// Headers only the engine writes: they frame the message or govern the connection.

@@ -76,7 +76,7 @@ mod worker;
 
 pub use config::{Config, ConfigError, IoMode, PoolConfig, Strategy, SMALL_BLOCK};
 pub use deferred::{Deferred, Mailbox};
-pub use exchange::{Exchange, Response, ResponseError, StaticResponse};
+pub use exchange::{Exchange, Response, ResponseError, StaticHead, StaticResponse};
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use service::{MakeService, Service, WorkerInfo};
 pub use stats::{PoolStats, ServerStats};

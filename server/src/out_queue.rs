@@ -92,7 +92,7 @@ impl OutQueue {
     }
 
     /// The tail block if it has `room` spare bytes, else a fresh block queued behind it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn reserve<C: BlockSource + ?Sized>(
         &mut self,
         blocks: &C,
@@ -100,13 +100,22 @@ impl OutQueue {
     ) -> Result<&mut PoolBuf, Blocked> {
         let fits = self.tail().is_some_and(|t| t.spare_capacity() >= room);
         if !fits {
-            if self.is_full() {
-                return Err(Blocked::OutputFull);
-            }
-            let buf = blocks.block(room.max(SMALL_BLOCK)).ok_or(Blocked::Pool)?;
-            self.push(buf);
+            self.grow(blocks, room)?;
         }
         self.tail().ok_or(Blocked::Pool)
+    }
+
+    /// A fresh block of at least `room` bytes queued at the tail: [`reserve`](Self::reserve)'s
+    /// rare path, out of line.
+    #[cold]
+    #[inline(never)]
+    fn grow<C: BlockSource + ?Sized>(&mut self, blocks: &C, room: usize) -> Result<(), Blocked> {
+        if self.is_full() {
+            return Err(Blocked::OutputFull);
+        }
+        let buf = blocks.block(room.max(SMALL_BLOCK)).ok_or(Blocked::Pool)?;
+        self.push(buf);
+        Ok(())
     }
 
     /// Spare bytes of the last block (0 with none queued).
