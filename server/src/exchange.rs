@@ -585,8 +585,9 @@ impl Room<'_, '_> {
             Room::Block(b) => b.spare_capacity(),
         }
     }
+}
 
-    /// Copies `bytes` in; the caller made sure of the room.
+impl Put for Room<'_, '_> {
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
         match self {
@@ -616,7 +617,13 @@ struct Cursor<'b> {
     at: usize,
 }
 
-impl Cursor<'_> {
+/// Where [`finish_head`] writes: room looked up once ([`Room`]) or counted once ([`Cursor`]).
+trait Put {
+    /// Copies `src` in; the caller made sure of the room.
+    fn put(&mut self, src: &[u8]);
+}
+
+impl Put for Cursor<'_> {
     #[inline(always)]
     fn put(&mut self, src: &[u8]) {
         if let Some(d) = self.buf.get_mut(self.at..self.at + src.len()) {
@@ -629,7 +636,7 @@ impl Cursor<'_> {
 /// Ends a head with the engine's per-response lines: `Date`, the `Connection` header the
 /// exchange needs, and the empty line. `out` has [`DATE_AND_CONNECTION`] spare bytes.
 #[inline(always)]
-fn finish_head(out: &mut Room<'_, '_>, date: &DateCache, keep: bool, http10: bool) {
+fn finish_head(out: &mut impl Put, date: &DateCache, keep: bool, http10: bool) {
     out.put(date.line());
     match (keep, http10) {
         (true, false) => {}
@@ -736,13 +743,7 @@ impl Response<'_, '_> {
             out.put(b"\r\nServer: ");
             out.put(name);
         }
-        out.put(date.line());
-        match (keep, http10) {
-            (true, false) => {}
-            (true, true) => out.put(b"\r\nConnection: keep-alive"),
-            (false, _) => out.put(b"\r\nConnection: close"),
-        }
-        out.put(b"\r\n\r\n");
+        finish_head(&mut out, date, keep, http10);
         let at = out.at;
         room.commit(at);
         Ok(())
