@@ -106,8 +106,8 @@ pub use parse::{parse_request, Parser, Status};
 pub use parsed_response::{Response, ResponseFraming};
 pub use request::{BodyFraming, Method, Request, TargetForm, Version};
 pub use response::{
-    reason, status_allows_content, status_line, write_chunk, write_last_chunk, ResponseHead,
-    CONTINUE_100,
+    is_field_name, is_field_value, reason, status_allows_content, status_line, write_chunk,
+    write_last_chunk, ResponseHead, CONTINUE_100,
 };
 pub use response_parse::{parse_response, ResponseParser};
 

@@ -442,6 +442,37 @@ fn valid_value(v: &[u8]) -> bool {
     find_ctl_but_tab(v, 0) == v.len()
 }
 
+/// Whether `name` can be a header field name: a token (RFC 9110 §5.6.2), as
+/// [`ResponseHead::header_raw`] checks it. For a writer of its own that takes names from
+/// elsewhere.
+///
+/// # Examples
+///
+/// ```
+/// assert!(bufslab_http::is_field_name(b"X-Request-Id"));
+/// assert!(!bufslab_http::is_field_name(b"Bad Name"));
+/// assert!(!bufslab_http::is_field_name(b""));
+/// ```
+#[must_use]
+pub fn is_field_name(name: &[u8]) -> bool {
+    is_token(name)
+}
+
+/// Whether `value` can be sent as a field value: no control byte but HTAB, no DEL (RFC 9110
+/// §5.5), as [`ResponseHead::header`] checks it, so that a value taken from input cannot
+/// inject a header.
+///
+/// # Examples
+///
+/// ```
+/// assert!(bufslab_http::is_field_value(b"text/plain; charset=utf-8"));
+/// assert!(!bufslab_http::is_field_value(b"a\r\nSet-Cookie: x"));
+/// ```
+#[must_use]
+pub fn is_field_value(value: &[u8]) -> bool {
+    valid_value(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -230,8 +230,7 @@ impl Config {
             return Err(ConfigError::ZeroTimeout("idle-timeout"));
         }
         if let Some(name) = self.server_name {
-            let printable = name.bytes().all(|b| (b >= 0x20 && b != 0x7f) || b == b'\t');
-            if name.len() > 40 || !printable {
+            if name.len() > 40 || !bufslab_http::is_field_value(name.as_bytes()) {
                 return Err(ConfigError::ServerName);
             }
         }

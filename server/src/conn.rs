@@ -32,15 +32,15 @@
 use std::io::IoSlice;
 
 use bufslab::{FreeList, LocalCache, PoolBuf};
-use bufslab_http::{BodyFraming, HeaderSlot, Parser, Status};
+use bufslab_http::{BodyFraming, HeaderSlot, KnownHeader, Parser, Status};
 use bytes::{Buf, BufMut};
 
 use crate::body::{Body, BodyFault, BodyUse};
 use crate::config::SMALL_BLOCK;
 use crate::deferred::Deferred;
-use crate::exchange::{Ctx, Exchange, ExchangeState, Progress, RESPONSE_ROOM};
+use crate::exchange::{Ctx, Exchange, ExchangeState, Progress, CHUNK_FRAMING, RESPONSE_ROOM};
 use crate::out_queue::{Blocked, OutQueue, OUT_BLOCKS};
-use crate::protocol::{self, Head, ERROR_ROOM};
+use crate::protocol::{Head, ERROR_ROOM};
 use crate::service::Service;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
@@ -225,18 +225,12 @@ impl<T: Default> Conn<T> {
             && self.ex.is_settled()
     }
 
-    /// The service deferred the current exchange and its answer has not come.
-    fn waits_for_answer(&self) -> bool {
-        self.ex.progress == Progress::Deferred
-    }
-
     /// The answer to a deferred exchange: `true` when this connection waits for it (then run
     /// it: [`next`](Self::next) has the service write the response), `false` when the
     /// exchange is over (the connection closed, or this is not its current exchange), and the
     /// answer is to be dropped.
     pub(crate) fn resume(&mut self, to: Deferred, answer: T) -> bool {
-        let current = self.ex.deferred_token();
-        if !self.waits_for_answer() || current != Some(to) {
+        if self.ex.deferred_token() != Some(to) {
             return false;
         }
         self.state = answer;
@@ -651,8 +645,7 @@ impl<T: Default> Conn<T> {
         // the head in the same block, which then becomes the response block (see
         // `Exchange::behind_head`).
         let reuse = self.out.is_empty()
-            && !head.has_body
-            && !head.options_star
+            && !self.ex.has_body
             && input.len() == head.head_len
             && behind.len() >= RESPONSE_ROOM;
         // Otherwise room for the response before the service runs: its call is never
@@ -665,24 +658,22 @@ impl<T: Default> Conn<T> {
         self.exchanges = self.exchanges.wrapping_add(1);
         self.ex.start = start;
         self.ex.name(env.slot, self.exchanges);
-        let mut written = 0;
+        let mut ex = exchange!(self, env);
+        if reuse {
+            ex.behind_head(behind);
+        }
         if head.options_star {
-            if let Ok(out) = self.out.reserve(env.cache, ERROR_ROOM) {
-                protocol::options_star(out, env.ctx.date, env.ctx.server_name, &self.ex);
-                self.ex.progress = Progress::Done;
-            }
+            // A question about the server as a whole (RFC 9110 §9.3.7): `200`, no content;
+            // which methods each resource allows is the service's to say, for its targets.
+            let _ = ex.respond(200).body(b"");
         } else {
-            let mut ex = exchange!(self, env);
-            if reuse {
-                ex.behind_head(behind);
-            }
             self.state = T::default();
             env.service.head(&req, &mut ex, &mut self.state);
             if ex.reads_body_now() {
                 env.service.end(&mut ex, &mut self.state);
             }
-            written = ex.behind_head_written();
         }
+        let written = ex.behind_head_written();
         WorkerCounters::add(&env.counters.requests, 1);
         if reuse {
             if let Some(mut rb) = self.rbuf.take() {
@@ -785,14 +776,16 @@ impl<T: Default> Conn<T> {
         env: &mut Env<'_, F, S>,
         status: u16,
     ) -> Result<(), Blocked> {
-        let out = self.out.reserve(env.cache, ERROR_ROOM)?;
-        protocol::error(out, env.ctx.date, env.ctx.server_name, status);
+        self.out.reserve(env.cache, ERROR_ROOM)?;
+        // The engine's answer ends the exchange, through the writer a service's goes through:
+        // a deferred answer or a pulled body of the service's can no longer follow it.
+        self.ex = ExchangeState::closing();
+        let _ = exchange!(self, env)
+            .respond(status)
+            .header(KnownHeader::ContentType, b"text/plain")
+            .body(bufslab_http::reason(status).as_bytes());
         self.rbuf = None;
         self.phase = Phase::Closing { linger: true };
-        // The engine's answer ends the exchange: a deferred answer or a pulled body of the
-        // service's can no longer follow it.
-        self.ex.pulling = false;
-        self.ex.progress = Progress::Done;
         Ok(())
     }
 
@@ -808,8 +801,7 @@ impl<T: Default> Conn<T> {
     ) -> Result<(), Blocked> {
         WorkerCounters::add(&env.counters.service_errors, 1);
         // Whatever the service left pending (a pulled body) is over.
-        self.ex.pulling = false;
-        self.ex.progress = Progress::Done;
+        self.ex = ExchangeState::closing();
         match unsent_from {
             Some(start) => {
                 self.out.truncate(start);
@@ -847,10 +839,10 @@ impl<T: Default> Conn<T> {
                     0
                 };
                 let buf = self.out.reserve(env.cache, 64 + head_room)?;
-                let room = buf.spare_capacity() - 32 - head_room;
+                let room = buf.spare_capacity() - CHUNK_FRAMING - head_room;
                 let input = rb.get(..rb.len().min(room)).unwrap_or_default();
-                match body.decode(input, env.max_body) {
-                    Ok((data, consumed, done)) => {
+                body.decode(input, env.max_body)
+                    .map(|(data, consumed, done)| {
                         let mut ex = exchange!(self, env);
                         if !data.is_empty() {
                             env.service.data(data, &mut ex, &mut self.state);
@@ -858,10 +850,8 @@ impl<T: Default> Conn<T> {
                         if done {
                             env.service.end(&mut ex, &mut self.state);
                         }
-                        Ok((consumed, done))
-                    }
-                    Err(fault) => Err(fault),
-                }
+                        (consumed, done)
+                    })
             }
         };
         match stepped {

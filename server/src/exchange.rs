@@ -24,7 +24,10 @@
 use std::fmt;
 
 use bufslab::PoolBuf;
-use bufslab_http::{status_allows_content, status_line, write_chunk, DateCache, KnownHeader};
+use bufslab_http::{
+    is_field_name, is_field_value, status_allows_content, status_line, write_chunk, DateCache,
+    KnownHeader, ResponseHead,
+};
 use bytes::BufMut;
 
 use crate::deferred::Deferred;
@@ -38,7 +41,7 @@ use crate::stats::ServerStats;
 pub(crate) const RESPONSE_ROOM: usize = 512;
 
 /// Chunk framing around a piece of data: the hex size line and two CRLFs.
-const CHUNK_FRAMING: usize = 20;
+pub(crate) const CHUNK_FRAMING: usize = 20;
 
 /// Why a response could not be written as asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +169,12 @@ impl ExchangeState {
             slot: 0,
             gen: 0,
         }
+    }
+
+    /// The state of an answer the engine writes itself (an error status): nothing pending,
+    /// `Connection: close`, and its body sent.
+    pub(crate) fn closing() -> ExchangeState {
+        ExchangeState::new(false, false, false, false, false, true)
     }
 
     /// Names this exchange: the `gen`-th of connection slot `slot`.
@@ -396,14 +405,11 @@ impl<'a> Exchange<'a> {
             let res = match status_line(status) {
                 Some(line) => r.ex.put(line),
                 None => {
-                    let digits = [
-                        b'0' + (status / 100) as u8,
-                        b'0' + (status / 10 % 10) as u8,
-                        b'0' + (status % 10) as u8,
-                    ];
-                    r.ex.put(b"HTTP/1.1 ")
-                        .and_then(|()| r.ex.put(&digits))
-                        .and_then(|()| r.ex.put(b" "))
+                    // `HTTP/1.1 NNN ` with no reason phrase, as the codec's encoder writes it
+                    // for a code it has none for: exactly 13 bytes.
+                    let mut line = [0u8; 13];
+                    let _ = ResponseHead::new(&mut &mut line[..], status);
+                    r.ex.put(&line)
                 }
             };
             r.error = res.err();
@@ -664,7 +670,7 @@ impl Response<'_, '_> {
         if self.error.is_none() {
             if is_reserved(name) {
                 self.error = Some(ResponseError::ReservedHeader);
-            } else if !valid_value(value) {
+            } else if !is_field_value(value) {
                 self.error = Some(ResponseError::InvalidHeader);
             } else {
                 self.line(name.canonical().as_bytes(), value);
@@ -678,10 +684,9 @@ impl Response<'_, '_> {
         if self.error.is_none() {
             match KnownHeader::from_bytes(name) {
                 Some(known) => return self.header(known, value),
-                None if !name.iter().all(|&b| is_tchar(b)) || name.is_empty() => {
+                None if !is_field_name(name) || !is_field_value(value) => {
                     self.error = Some(ResponseError::InvalidHeader);
                 }
-                None if !valid_value(value) => self.error = Some(ResponseError::InvalidHeader),
                 None => self.line(name, value),
             }
         }
@@ -898,21 +903,13 @@ fn build_head(status: u16, headers: &[(KnownHeader, &[u8])]) -> Result<Vec<u8>, 
         return Err(ResponseError::InterimStatus(status));
     }
     let mut head = Vec::with_capacity(256);
-    match status_line(status) {
-        Some(line) => head.extend_from_slice(line),
-        None => head.extend_from_slice(format!("HTTP/1.1 {status} ").as_bytes()),
-    }
+    let mut h = ResponseHead::new(&mut head, status);
     for &(name, value) in headers {
         if is_reserved(name) {
             return Err(ResponseError::ReservedHeader);
         }
-        if !valid_value(value) {
-            return Err(ResponseError::InvalidHeader);
-        }
-        head.extend_from_slice(b"\r\n");
-        head.extend_from_slice(name.canonical().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value);
+        h.header(name, value)
+            .map_err(|_| ResponseError::InvalidHeader)?;
     }
     Ok(head)
 }
@@ -931,14 +928,4 @@ fn is_reserved(name: KnownHeader) -> bool {
             | KnownHeader::Te
             | KnownHeader::ProxyConnection
     )
-}
-
-/// A field value as RFC 9110 §5.5 has it: no control byte but HTAB, no DEL.
-fn valid_value(v: &[u8]) -> bool {
-    v.iter().all(|&b| (b >= 0x20 && b != 0x7f) || b == b'\t')
-}
-
-/// A token character (RFC 9110 §5.6.2).
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }

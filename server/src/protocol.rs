@@ -1,14 +1,11 @@
-//! What the engine reads from a request head before the service sees it, and the responses it
-//! writes itself: errors (400, 408, 413, 431, 500, 503, ...) and `OPTIONS *`.
+//! What the engine reads from a request head before the service sees it.
 
-use bufslab::PoolBuf;
-use bufslab_http::{BodyFraming, DateCache, Method, Request, TargetForm, Version};
-use bytes::BufMut;
+use bufslab_http::{BodyFraming, Method, Request, TargetForm, Version};
 
 use crate::exchange::ExchangeState;
 
-/// Room an error response takes at most: status line, Content-Type, Content-Length, Server
-/// (up to 40 bytes), Date, `Connection: close`, and the reason phrase as its body.
+/// Room the engine's own answers take at most: status line, Content-Type, Content-Length,
+/// Server (up to 40 bytes), Date, `Connection: close`, and the reason phrase as the body.
 pub(crate) const ERROR_ROOM: usize = 384;
 
 /// What the engine needs of a complete head, copied out so the head's borrow of the read
@@ -17,7 +14,6 @@ pub(crate) const ERROR_ROOM: usize = 384;
 pub(crate) struct Head {
     pub(crate) head_len: usize,
     pub(crate) framing: BodyFraming,
-    pub(crate) has_body: bool,
     /// `OPTIONS *`: a question about the server as a whole, which the engine answers.
     pub(crate) options_star: bool,
 }
@@ -40,48 +36,7 @@ impl Head {
         Head {
             head_len: req.head_len(),
             framing,
-            has_body,
             options_star: req.target_form() == TargetForm::Asterisk,
         }
     }
-}
-
-/// Writes `status` with `Connection: close` and its reason phrase as a plain-text body. `out`
-/// has [`ERROR_ROOM`] spare bytes.
-pub(crate) fn error(out: &mut PoolBuf, date: &DateCache, server: Option<&[u8]>, status: u16) {
-    let reason = bufslab_http::reason(status).as_bytes();
-    let mut h = bufslab_http::ResponseHead::new(out, status);
-    h.static_header(bufslab_http::KnownHeader::ContentType, b"text/plain")
-        .content_length(reason.len() as u64);
-    if let Some(name) = server.filter(|n| n.len() <= 40) {
-        h.static_header(bufslab_http::KnownHeader::Server, name);
-    }
-    h.date(date).connection_close().finish();
-    out.put_slice(reason);
-}
-
-/// Answers `OPTIONS *` (RFC 9110 §9.3.7): `200` with no content. The methods each resource
-/// allows are the service's to say, for its own targets.
-pub(crate) fn options_star(
-    out: &mut PoolBuf,
-    date: &DateCache,
-    server: Option<&[u8]>,
-    st: &ExchangeState,
-) {
-    let mut h = bufslab_http::ResponseHead::new(out, 200);
-    h.content_length(0);
-    if let Some(name) = server.filter(|n| n.len() <= 40) {
-        h.static_header(bufslab_http::KnownHeader::Server, name);
-    }
-    h.date(date);
-    match (st.keep(), st.http10) {
-        (true, false) => {}
-        (true, true) => {
-            h.keep_alive();
-        }
-        (false, _) => {
-            h.connection_close();
-        }
-    }
-    h.finish();
 }
