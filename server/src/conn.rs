@@ -289,7 +289,7 @@ impl<T: Default> Conn<T> {
                 if *env.slots_owner == Some(env.slot) {
                     *env.slots_owner = None;
                 }
-                if matches!(self.phase, Phase::Head) && self.final_error(env, 408).is_ok() {
+                if matches!(self.phase, Phase::Head) && self.final_error(env, 408, false).is_ok() {
                     WorkerCounters::add(&env.counters.requests, 1);
                     return true;
                 }
@@ -765,7 +765,8 @@ impl<T: Default> Conn<T> {
         env: &mut Env<'_, F, S>,
         status: u16,
     ) -> Result<(), Blocked> {
-        self.final_error(env, status)?;
+        // The method of a request refused for its framing is not to be trusted: the body goes.
+        self.final_error(env, status, false)?;
         WorkerCounters::add(&env.counters.bad_requests, 1);
         Ok(())
     }
@@ -775,11 +776,12 @@ impl<T: Default> Conn<T> {
         &mut self,
         env: &mut Env<'_, F, S>,
         status: u16,
+        head_only: bool,
     ) -> Result<(), Blocked> {
         self.out.reserve(env.cache, ERROR_ROOM)?;
         // The engine's answer ends the exchange, through the writer a service's goes through:
         // a deferred answer or a pulled body of the service's can no longer follow it.
-        self.ex = ExchangeState::closing();
+        self.ex = ExchangeState::closing(head_only);
         let _ = exchange!(self, env)
             .respond(status)
             .header(KnownHeader::ContentType, b"text/plain")
@@ -800,8 +802,10 @@ impl<T: Default> Conn<T> {
         unsent_from: Option<usize>,
     ) -> Result<(), Blocked> {
         WorkerCounters::add(&env.counters.service_errors, 1);
-        // Whatever the service left pending (a pulled body) is over.
-        self.ex = ExchangeState::closing();
+        // Whatever the service left pending (a pulled body) is over; a 500 to a HEAD has no
+        // body either.
+        let head_only = self.ex.head_only;
+        self.ex = ExchangeState::closing(head_only);
         match unsent_from {
             Some(start) => {
                 self.out.truncate(start);
@@ -809,7 +813,7 @@ impl<T: Default> Conn<T> {
                     Some(crate::exchange::ResponseError::NoRoom) => 503,
                     _ => 500,
                 };
-                self.final_error(env, status)
+                self.final_error(env, status, head_only)
             }
             None => {
                 self.rbuf = None;

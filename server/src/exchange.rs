@@ -172,9 +172,9 @@ impl ExchangeState {
     }
 
     /// The state of an answer the engine writes itself (an error status): nothing pending,
-    /// `Connection: close`, and its body sent.
-    pub(crate) fn closing() -> ExchangeState {
-        ExchangeState::new(false, false, false, false, false, true)
+    /// `Connection: close`, and its body sent unless it answers a `HEAD` (`head_only`).
+    pub(crate) fn closing(head_only: bool) -> ExchangeState {
+        ExchangeState::new(head_only, false, false, false, false, true)
     }
 
     /// Names this exchange: the `gen`-th of connection slot `slot`.
