@@ -29,6 +29,8 @@ Prints medians over the rounds and the ratios between servers.
   --strace-secs S     seconds of wrk under strace (env STRACE_SECS, default 3)
   --instr-secs S      seconds of wrk against each server under callgrind (env INSTR_SECS,
                       default 5)
+  --instr-scenarios L comma-separated, from: plaintext,json,pipelined: what the instructions
+                      part sends, 16 connections each (env INSTR_SCENARIOS, default plaintext)
   --workers N         worker threads of every server but the floor (env WORKERS, default 1)
   --server-cpu LIST   CPUs the server is pinned to, as taskset -c takes them: 0 or 0-3 or 0,2
                       (env SERVER_CPU, default 0)
@@ -65,6 +67,7 @@ PARTS=${PARTS:-load,rss,syscalls,instructions}
 IDLE_CONNS=${IDLE_CONNS:-10000}
 STRACE_SECS=${STRACE_SECS:-3}
 INSTR_SECS=${INSTR_SECS:-5}
+INSTR_SCENARIOS=${INSTR_SCENARIOS:-plaintext}
 WORKERS=${WORKERS:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -85,6 +88,7 @@ while [[ $# -gt 0 ]]; do
     --idle-conns) need_value "$@"; IDLE_CONNS=$2; shift 2 ;;
     --strace-secs) need_value "$@"; STRACE_SECS=$2; shift 2 ;;
     --instr-secs) need_value "$@"; INSTR_SECS=$2; shift 2 ;;
+    --instr-scenarios) need_value "$@"; INSTR_SCENARIOS=$2; shift 2 ;;
     --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
     --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
     --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
@@ -121,6 +125,10 @@ wrk_threads=$(wc -l <<<"$client_cpus")
 IFS=, read -r -a scenarios <<<"$SCENARIOS"
 IFS=, read -r -a servers <<<"$SERVERS"
 IFS=, read -r -a parts <<<"$PARTS"
+IFS=, read -r -a instr_scenarios <<<"$INSTR_SCENARIOS"
+for s in "${instr_scenarios[@]}"; do
+  [[ $s =~ ^(plaintext|json|pipelined)$ ]] || die "unknown instructions scenario '$s'"
+done
 for s in "${scenarios[@]}"; do
   [[ $s =~ ^(pipelined|plaintext|json|c1024|newconn)$ ]] || die "unknown scenario '$s'"
 done
@@ -661,36 +669,51 @@ run_syscalls() {
 
 # Each server under callgrind, which counts every instruction the process executes in user
 # space (its own code, its libraries, the syscall wrappers; not the kernel): warmed up, counters
-# zeroed, then INSTR_SECS of wrk (GET /plaintext, 16 connections), counters dumped. Unlike CPU
-# time this is exact and immune to the machine's noise, and it is all of a server's own work.
+# zeroed, then INSTR_SECS of wrk (16 connections; GET /plaintext, GET /json, or GET /plaintext
+# 16 deep pipelined), counters dumped. Unlike CPU time this is exact and immune to the machine's
+# noise, and it is all of a server's own work.
+# run_instructions SCENARIO
 run_instructions() {
-  local name out req dump ir
-  printf 'server\trequests\tinstructions\tinstructions_per_req\n' >"$OUT/instructions.tsv"
+  local scen=$1 name out req dump ir path script depth=
+  case $scen in
+    plaintext) path=/plaintext script=$here/report.lua ;;
+    json) path=/json script=$here/report.lua ;;
+    pipelined) path=/plaintext script=$here/pipeline.lua depth=16 ;;
+  esac
+  local tsv=$OUT/instructions-$scen.tsv
+  printf 'server\trequests\tinstructions\tinstructions_per_req\n' >"$tsv"
   for name in "${servers[@]}"; do
-    note "instructions: $name under callgrind for ${INSTR_SECS}s"
-    dump=$OUT/callgrind-$name.out
+    note "instructions: $name under callgrind for ${INSTR_SECS}s ($scen)"
+    dump=$OUT/callgrind-$scen-$name.out
     server_wrap=(valgrind --tool=callgrind "--callgrind-out-file=$dump")
-    start_server "$name" "$OUT/server-$name-callgrind.log"
+    start_server "$name" "$OUT/server-$name-callgrind-$scen.log"
     server_wrap=()
-    wrk_run 1 16 /plaintext "$here/report.lua" >/dev/null 2>&1 || die "warm-up wrk failed"
+    wrk_run 1 16 "$path" "$script" $depth >/dev/null 2>&1 || die "warm-up wrk failed"
     callgrind_control -z "$SERVER_PID" >/dev/null 2>&1
-    out=$(wrk_run "$INSTR_SECS" 16 /plaintext "$here/report.lua" 2>&1) || die "wrk under callgrind failed: $out"
-    printf '%s\n' "$out" >"$OUT/wrk-$name-callgrind.txt"
+    out=$(wrk_run "$INSTR_SECS" 16 "$path" "$script" $depth 2>&1) || die "wrk under callgrind failed: $out"
+    printf '%s\n' "$out" >"$OUT/wrk-$name-callgrind-$scen.txt"
     callgrind_control -d "$SERVER_PID" >/dev/null 2>&1
     stop_server
     req=$(wrk_field "$out" requests)
-    [[ -n $req && $req -gt 0 ]] || die "no requests completed under callgrind: see $OUT/wrk-$name-callgrind.txt"
+    [[ -n $req && $req -gt 0 ]] || die "no requests completed under callgrind: see $OUT/wrk-$name-callgrind-$scen.txt"
     # The dump after the zeroing is part 1; its "summary:" line is the instruction count.
     ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$dump.1" | head -1)
     [[ -n $ir ]] || die "no callgrind summary in $dump.1"
-    printf '%s\t%d\t%d\t%d\n' "$name" "$req" "$ir" $((ir / req)) >>"$OUT/instructions.tsv"
+    printf '%s\t%d\t%d\t%d\n' "$name" "$req" "$ir" $((ir / req)) >>"$tsv"
   done
-  awk -F'\t' 'NR == 1 { printf "%-12s %9s %16s %12s\n", "server", "requests", "instructions/req", "demo/server"; next }
-    { name[NR] = $1; req[NR] = $2; per[NR] = $4; if ($1 == "server-demo") demo = $4 }
-    END { for (i = 2; i <= NR; i++) {
-        r = (demo > 0 && per[i] > 0) ? sprintf("%.2fx", demo / per[i]) : "-"
-        printf "%-12s %9d %16d %12s\n", name[i], req[i], per[i], (name[i] == "server-demo") ? "" : r
-    } }' "$OUT/instructions.tsv"
+  # demo/server compares with server-demo; "vs paired" compares demo-prev with server-demo and
+  # prev-uring with demo-uring (this revision / the other one).
+  awk -F'\t' 'NR == 1 { next }
+    { n++; name[n] = $1; req[n] = $2; per[n] = $4; by[$1] = $4 }
+    END {
+      printf "%-12s %9s %16s %12s %12s\n", "server", "requests", "instructions/req", "demo/server", "vs paired"
+      demo = by["server-demo"]
+      for (i = 1; i <= n; i++) {
+        r = (demo > 0 && per[i] > 0 && name[i] != "server-demo") ? sprintf("%.2fx", demo / per[i]) : ""
+        mine = ""; if (name[i] == "demo-prev") mine = by["server-demo"]; if (name[i] == "prev-uring") mine = by["demo-uring"]
+        p = (mine > 0 && per[i] > 0) ? sprintf("%.3fx", mine / per[i]) : ""
+        printf "%-12s %9d %16d %12s %12s\n", name[i], req[i], per[i], r, p
+      } }' "$tsv"
 }
 
 # --- main -----------------------------------------------------------------------------------
@@ -743,9 +766,11 @@ if want_part syscalls; then
 fi
 if want_part instructions; then
   echo | tee -a "$summary"
-  echo "== user-space instructions per request under callgrind (GET /plaintext, 16 connections, ${INSTR_SECS}s)" | tee -a "$summary"
-  run_instructions >"$OUT/instructions.txt"
-  tee -a "$summary" <"$OUT/instructions.txt"
+  for scen in "${instr_scenarios[@]}"; do
+    echo "== user-space instructions per request under callgrind ($scen, 16 connections, ${INSTR_SECS}s)" | tee -a "$summary"
+    run_instructions "$scen" >"$OUT/instructions-$scen.txt"
+    tee -a "$summary" <"$OUT/instructions-$scen.txt"
+  done
 fi
 echo
 note "summary in $summary"

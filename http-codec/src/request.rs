@@ -1,6 +1,7 @@
 //! The parsed request: a zero-copy view over the caller's buffer and header slots.
 
 use crate::fields::{flags, head_accessors, persists, HeaderSlot, Text};
+use crate::scan;
 use crate::uri::split_absolute;
 
 /// The request method (RFC 9110 §9). Methods are case-sensitive, so `get` is an extension
@@ -207,10 +208,7 @@ impl<'b, 'h> Request<'b, 'h> {
     #[inline]
     pub fn path(&self) -> &'b [u8] {
         let t = self.path_and_query();
-        let path = match t.iter().position(|&b| b == b'?') {
-            Some(q) => t.get(..q).unwrap_or_default(),
-            None => t,
-        };
+        let path = t.get(..scan::find_byte(t, 0, b'?')).unwrap_or(t);
         if path.is_empty() {
             // Only an absolute-form target can get here (every other form is non-empty and
             // does not start with `?`): its empty path means `/` (RFC 9112 §3.2.1).
@@ -225,8 +223,7 @@ impl<'b, 'h> Request<'b, 'h> {
     #[inline]
     pub fn query(&self) -> Option<&'b [u8]> {
         let t = self.path_and_query();
-        let q = t.iter().position(|&b| b == b'?')?;
-        t.get(q + 1..)
+        t.get(scan::find_byte(t, 0, b'?') + 1..)
     }
 
     /// The authority the target names: the `host[:port]` of an absolute-form target, or the

@@ -90,6 +90,14 @@ const fn not_alnum_dash_mask(w: u64) -> u64 {
     (!(letter | digit | dash) | w) & HI
 }
 
+/// Mask of the bytes equal to `b` (ASCII): a 7-bit lane that is zero after `^ b` is the only
+/// one that adding 0x7f leaves below its high bit; `w`'s own high bit rules out `b | 0x80`.
+#[inline(always)]
+const fn eq_mask(w: u64, b: u8) -> u64 {
+    let y = (w & LOW7) ^ (LO * b as u64);
+    !y.wrapping_add(LO * 0x7f) & !w & HI
+}
+
 /// First index at or after `i` whose byte is flagged by `mask` (a SWAR classifier) or by
 /// `stop` (the same classifier, one byte at a time), or `buf.len()`.
 #[inline(always)]
@@ -239,6 +247,13 @@ pub(crate) fn find_non_reg_name(buf: &[u8], i: usize) -> usize {
     find_not_in(&REG_NAME_CHAR, buf, i)
 }
 
+/// Index of the first `b` (an ASCII byte) at or after `i`, or `buf.len()`: `?` in a target.
+#[inline(always)]
+pub(crate) fn find_byte(buf: &[u8], i: usize, b: u8) -> usize {
+    debug_assert!(b.is_ascii());
+    find_first(buf, i, |w| eq_mask(w, b), |x| x == b)
+}
+
 /// The 8 bytes at `at` as a little-endian word, or 0 when fewer remain.
 #[inline(always)]
 pub(crate) fn load8(b: &[u8], at: usize) -> u64 {
@@ -325,6 +340,7 @@ mod tests {
                 assert_eq!(find_non_target(&buf, 0), if non_target { pos } else { 40 });
                 let nont = !TCHAR[b as usize];
                 assert_eq!(find_non_tchar(&buf, 0), if nont { pos } else { 40 });
+                assert_eq!(find_byte(&buf, 0, b'?'), if b == b'?' { pos } else { 40 });
                 assert_eq!(find_name_end(&buf, 0), if nont { pos } else { 40 });
                 buf[pos.saturating_sub(1)] = b'_';
                 assert_eq!(
@@ -334,6 +350,11 @@ mod tests {
             }
         }
         // The first flagged byte is exact even with other flagged bytes after it.
+        let q = b"/a?b?c\xbf??\x3f";
+        for len in 0..=q.len() {
+            let want = q[..len].iter().position(|&b| b == b'?').unwrap_or(len);
+            assert_eq!(find_byte(&q[..len], 0, b'?'), want);
+        }
         let buf = [0x00, 0x20, 0x21, 0x1f, 0x7f, b'a', b'b', b'c'];
         assert_eq!(find_ctl(&buf, 0), 0);
         assert_eq!(find_ctl(&buf, 1), 3);

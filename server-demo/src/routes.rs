@@ -188,24 +188,17 @@ struct Message {
     message: &'static str,
 }
 
-/// Serializes `value` as a JSON response, without allocating: into a buffer on the stack (a
-/// `&mut [u8]` is an `io::Write` that fills the slice and then refuses, so serde_json reports an
-/// error instead of anything allocating or panicking), then into the output with its length.
-/// `N` is the most bytes the JSON may take.
+/// Serializes `value` as a JSON response of at most `N` bytes, without allocating: straight
+/// into the output block, whose writer refuses what does not fit, so serde_json reports an
+/// error instead of anything allocating or panicking.
 fn json<const N: usize, T: Serialize>(
     ex: &mut Exchange<'_>,
     head: &StaticHead,
     value: &T,
 ) -> Result<(), ResponseError> {
-    let mut buf = [0u8; N];
-    let mut w: &mut [u8] = &mut buf;
-    let fits = serde_json::to_writer(&mut w, value).is_ok();
-    let len = N - w.len();
-    if !fits {
-        return error(ex, 500, None);
-    }
+    // A body that does not fit is refused, and the engine answers 500 in its place.
     ex.respond_with(head)
-        .body(buf.get(..len).unwrap_or_default())
+        .body_with(N, |w| serde_json::to_writer(w, value))
 }
 
 #[cfg(test)]

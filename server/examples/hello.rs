@@ -12,16 +12,12 @@ impl Service for Hello {
     fn head(&mut self, req: &Request<'_, '_>, ex: &mut Exchange<'_>, _: &mut ()) {
         let _ = match req.path() {
             b"/plaintext" => ex.send_static(&self.plaintext),
-            b"/json" => {
-                let mut buf = [0u8; 64];
-                let mut w = &mut buf[..];
-                let _ =
-                    serde_json::to_writer(&mut w, &serde_json::json!({"message": "Hello, World!"}));
-                let len = 64 - w.len();
-                ex.respond(200)
-                    .header(KnownHeader::ContentType, b"application/json")
-                    .body(&buf[..len])
-            }
+            b"/json" => ex
+                .respond(200)
+                .header(KnownHeader::ContentType, b"application/json")
+                .body_with(64, |w| {
+                    serde_json::to_writer(w, &serde_json::json!({"message": "Hello, World!"}))
+                }),
             _ => ex.respond(404).body(b""),
         };
     }

@@ -170,6 +170,9 @@ pub(crate) struct Conn<T> {
     /// Exchanges begun in this slot, across connections: names the current one in a
     /// [`Deferred`] token, so a late answer can never reach a later exchange.
     exchanges: u32,
+    /// The parser holds progress on a partial head, whose header lines are in the worker's
+    /// shared slots: another connection's parse since then means starting it over.
+    mid_head: bool,
 }
 
 impl<T: Default> Conn<T> {
@@ -185,6 +188,7 @@ impl<T: Default> Conn<T> {
             ex: ExchangeState::new(false, false, false, false, false, false),
             state: T::default(),
             exchanges: 0,
+            mid_head: false,
         }
     }
 
@@ -200,6 +204,7 @@ impl<T: Default> Conn<T> {
         self.out.clear();
         self.phase = Phase::Closed;
         self.parser.reset();
+        self.mid_head = false;
         self.close_after_body = None;
         self.starved = false;
         // A deferred exchange of this connection is forgotten; its answer will not match.
@@ -613,16 +618,19 @@ impl<T: Default> Conn<T> {
         let Some(rb) = self.rbuf.as_mut() else {
             return Ok(false);
         };
-        if *env.slots_owner != Some(env.slot) {
+        // A finished parse leaves the parser fresh: only a partial one may need starting over.
+        if self.mid_head && *env.slots_owner != Some(env.slot) {
             self.parser.reset();
         }
         let (input, behind) = rb.split_spare();
         let parsed = self.parser.parse(input, env.slots);
         *env.slots_owner = None;
+        self.mid_head = false;
         let req = match parsed {
             Ok(Status::Complete(req)) => req,
             Ok(Status::Partial) => {
                 *env.slots_owner = Some(env.slot);
+                self.mid_head = true;
                 return Ok(false);
             }
             Err(e) => {
@@ -651,12 +659,11 @@ impl<T: Default> Conn<T> {
         // Otherwise room for the response before the service runs: its call is never
         // repeated, so it must not find the pool empty for a response of ordinary size.
         // Should the pool be empty now, the head is parsed again once blocks come back.
-        let start = self.out.queued();
         if !reuse {
+            self.ex.start = self.out.queued();
             self.out.reserve(env.cache, RESPONSE_ROOM)?;
         }
         self.exchanges = self.exchanges.wrapping_add(1);
-        self.ex.start = start;
         self.ex.name(env.slot, self.exchanges);
         let mut ex = exchange!(self, env);
         if reuse {
@@ -804,12 +811,12 @@ impl<T: Default> Conn<T> {
         WorkerCounters::add(&env.counters.service_errors, 1);
         // Whatever the service left pending (a pulled body) is over; a 500 to a HEAD has no
         // body either.
-        let head_only = self.ex.head_only;
+        let (head_only, error) = (self.ex.head_only, self.ex.error);
         self.ex = ExchangeState::closing(head_only);
         match unsent_from {
             Some(start) => {
                 self.out.truncate(start);
-                let status = match self.ex.error {
+                let status = match error {
                     Some(crate::exchange::ResponseError::NoRoom) => 503,
                     _ => 500,
                 };

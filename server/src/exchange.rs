@@ -30,6 +30,7 @@ use bufslab_http::{
 };
 use bytes::BufMut;
 
+use crate::body_writer::BodyWriter;
 use crate::deferred::Deferred;
 use crate::out_queue::{BlockSource, OutQueue};
 use crate::shared::Shared;
@@ -62,6 +63,8 @@ pub enum ResponseError {
     NoContentAllowed(u16),
     /// More body bytes than the announced `Content-Length`.
     LengthExceeded,
+    /// The writer given to [`Response::body_with`] failed (its body did not fit, say).
+    BodyNotWritten,
     /// The output could not take the bytes: the connection's output queue is full or the pool
     /// has no block.
     NoRoom,
@@ -81,6 +84,7 @@ impl fmt::Display for ResponseError {
             ResponseError::LengthExceeded => {
                 f.write_str("more body bytes than the announced Content-Length")
             }
+            ResponseError::BodyNotWritten => f.write_str("the body writer failed"),
             ResponseError::NoRoom => f.write_str("no output room (queue full or pool empty)"),
         }
     }
@@ -431,10 +435,14 @@ impl<'a> Exchange<'a> {
         let keep = self.st.keep();
         let need = r.head.len() + DATE_AND_CONNECTION + body.len();
         let (date, http10) = (self.ctx.date, self.st.http10);
-        let mut out = self.room(need)?;
+        let mut room = self.room(need)?;
+        // One look at the block's room for the three pieces (`need` is their most).
+        let mut out = Cursor::new(room.spare_mut());
         out.put(&r.head);
         finish_head(&mut out, date, keep, http10);
         out.put(body);
+        let at = out.at;
+        room.commit(at);
         self.st.progress = Progress::Done;
         Ok(())
     }
@@ -607,6 +615,10 @@ impl Put for Room<'_, '_> {
 /// taken rather than splitting bytes across the end of one.
 const MIN_PIECE: usize = 64;
 
+/// The largest header line or body that goes into room looked up once; a larger one is put
+/// piece by piece, across blocks.
+const INLINE_BODY: usize = 1024;
+
 /// Upper bound of what [`finish_head`] writes: `Date` (37), `Connection: keep-alive` (24) and
 /// the head's end (4).
 const DATE_AND_CONNECTION: usize = 72;
@@ -629,6 +641,13 @@ trait Put {
     fn put(&mut self, src: &[u8]);
 }
 
+impl<'b> Cursor<'b> {
+    #[inline(always)]
+    fn new(buf: &'b mut [u8]) -> Self {
+        Cursor { buf, at: 0 }
+    }
+}
+
 impl Put for Cursor<'_> {
     #[inline(always)]
     fn put(&mut self, src: &[u8]) {
@@ -636,6 +655,55 @@ impl Put for Cursor<'_> {
             d.copy_from_slice(src);
             self.at += src.len();
         }
+    }
+}
+
+/// What frames a body in its head: the header [`HeadEnd`] writes.
+#[derive(Clone, Copy)]
+enum Framing {
+    /// `Content-Length`.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Nothing: no content allowed, or the close ends the body.
+    None,
+}
+
+/// The end of a [`Response`]'s head, checked ([`Response::head_end`]) and ready to write: the
+/// framing header, `Server`, then [`finish_head`]'s lines; at most [`HEAD_END`] bytes.
+#[derive(Clone, Copy)]
+struct HeadEnd<'c> {
+    framing: Framing,
+    keep: bool,
+    http10: bool,
+    server: Option<&'static [u8]>,
+    date: &'c DateCache,
+}
+
+impl HeadEnd<'_> {
+    /// The same end for a body of `len` bytes, once it is known (see [`Response::body_with`]).
+    fn with_length(mut self, len: u64) -> Self {
+        if let Framing::Length(n) = &mut self.framing {
+            *n = len;
+        }
+        self
+    }
+
+    #[inline(always)]
+    fn put(&self, out: &mut Cursor<'_>) {
+        match self.framing {
+            Framing::Length(n) => {
+                out.put(b"\r\nContent-Length: ");
+                out.put(itoa::Buffer::new().format(n).as_bytes());
+            }
+            Framing::Chunked => out.put(b"\r\nTransfer-Encoding: chunked"),
+            Framing::None => {}
+        }
+        if let Some(name) = self.server.filter(|n| n.len() <= 40) {
+            out.put(b"\r\nServer: ");
+            out.put(name);
+        }
+        finish_head(out, self.date, self.keep, self.http10);
     }
 }
 
@@ -663,7 +731,7 @@ pub struct Response<'e, 'a> {
     error: Option<ResponseError>,
 }
 
-impl Response<'_, '_> {
+impl<'a> Response<'_, 'a> {
     /// Adds a known header. The value is checked (no control byte but HTAB, no DEL), so one
     /// taken from input cannot inject a header.
     pub fn header(mut self, name: KnownHeader, value: &[u8]) -> Self {
@@ -694,21 +762,34 @@ impl Response<'_, '_> {
     }
 
     fn line(&mut self, name: &[u8], value: &[u8]) {
-        let r = self
-            .ex
-            .put(b"\r\n")
-            .and_then(|()| self.ex.put(name))
-            .and_then(|()| self.ex.put(b": "))
-            .and_then(|()| self.ex.put(value));
+        let need = name.len() + value.len() + 4;
+        let r = if need <= INLINE_BODY {
+            // One look at the block's room for the four pieces.
+            self.ex.room(need).map(|mut room| {
+                let mut out = Cursor::new(room.spare_mut());
+                out.put(b"\r\n");
+                out.put(name);
+                out.put(b": ");
+                out.put(value);
+                let at = out.at;
+                room.commit(at);
+            })
+        } else {
+            self.ex
+                .put(b"\r\n")
+                .and_then(|()| self.ex.put(name))
+                .and_then(|()| self.ex.put(b": "))
+                .and_then(|()| self.ex.put(value))
+        };
         if let Err(e) = r {
             self.error = Some(e);
         }
     }
 
-    /// Ends the head with what frames the body (`Content-Length: len`, or chunked when `len`
-    /// is `None`), and the engine's per-response lines.
+    /// Checks that a body of `len` bytes (`None`: chunked) may end this head, and notes the
+    /// framing it takes: for HTTP/1.0, a body of unknown length is delimited by the close.
     #[inline(always)]
-    fn end_head(&mut self, len: Option<u64>) -> Result<(), ResponseError> {
+    fn head_end(&mut self, len: Option<u64>) -> Result<HeadEnd<'a>, ResponseError> {
         if let Some(e) = self.error {
             return Err(self.ex.st.fail(e));
         }
@@ -725,30 +806,29 @@ impl Response<'_, '_> {
             self.ex.st.progress = Progress::UntilClose;
             self.ex.st.close = true;
         }
-        let keep = self.ex.st.keep();
-        let server = self.ex.ctx.server_name;
-        let date = self.ex.ctx.date;
-        let http10 = self.ex.st.http10;
+        Ok(HeadEnd {
+            framing: match len {
+                Some(n) if allows => Framing::Length(n),
+                Some(_) => Framing::None,
+                None if until_close => Framing::None,
+                None => Framing::Chunked,
+            },
+            keep: self.ex.st.keep(),
+            http10: self.ex.st.http10,
+            server: self.ex.ctx.server_name,
+            date: self.ex.ctx.date,
+        })
+    }
+
+    /// Ends the head with what frames the body (`Content-Length: len`, or chunked when `len`
+    /// is `None`), and the engine's per-response lines.
+    #[inline(always)]
+    fn end_head(&mut self, len: Option<u64>) -> Result<(), ResponseError> {
+        let end = self.head_end(len)?;
         let mut room = self.ex.room(HEAD_END)?;
         // One look at the block's room for all the pieces (`HEAD_END` is their most).
-        let mut out = Cursor {
-            buf: room.spare_mut(),
-            at: 0,
-        };
-        match len {
-            Some(n) if allows => {
-                out.put(b"\r\nContent-Length: ");
-                out.put(itoa::Buffer::new().format(n).as_bytes());
-            }
-            Some(_) => {}
-            None if until_close => {}
-            None => out.put(b"\r\nTransfer-Encoding: chunked"),
-        }
-        if let Some(name) = server.filter(|n| n.len() <= 40) {
-            out.put(b"\r\nServer: ");
-            out.put(name);
-        }
-        finish_head(&mut out, date, keep, http10);
+        let mut out = Cursor::new(room.spare_mut());
+        end.put(&mut out);
         let at = out.at;
         room.commit(at);
         Ok(())
@@ -762,10 +842,79 @@ impl Response<'_, '_> {
     /// [`ResponseError::NoRoom`].
     #[inline]
     pub fn body(mut self, body: &[u8]) -> Result<(), ResponseError> {
-        self.end_head(Some(body.len() as u64))?;
-        if !self.ex.st.head_only {
-            self.ex.put(body)?;
+        if body.len() > INLINE_BODY {
+            self.end_head(Some(body.len() as u64))?;
+            if !self.ex.st.head_only {
+                self.ex.put(body)?;
+            }
+        } else {
+            // A small body goes with the head's end, in room looked up once.
+            let end = self.head_end(Some(body.len() as u64))?;
+            let body = if self.ex.st.head_only { &[][..] } else { body };
+            let mut room = self.ex.room(HEAD_END + body.len())?;
+            let mut out = Cursor::new(room.spare_mut());
+            end.put(&mut out);
+            out.put(body);
+            let at = out.at;
+            room.commit(at);
         }
+        self.ex.st.progress = Progress::Done;
+        Ok(())
+    }
+
+    /// Ends the response with a body of at most `max` bytes that `write` puts in place, into
+    /// the output block itself, through a [`BodyWriter`] (an [`io::Write`](std::io::Write)):
+    /// a serializer writes straight into the output, with no buffer of its own and no copy to
+    /// the output. The head's end is written once the length is known, and the body moved up
+    /// behind it. `max` is bounded by the pool's largest block, less 160 bytes for the head's
+    /// end.
+    ///
+    /// For a `HEAD` request `write` still runs (the length goes in `Content-Length`), and its
+    /// bytes are dropped.
+    ///
+    /// # Errors
+    /// As [`body`](Self::body), and [`ResponseError::BodyNotWritten`] when `write` fails (the
+    /// body did not fit in `max` bytes, say): the engine then answers `500` in the response's
+    /// place, as for any misuse.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_server::{Exchange, ResponseError};
+    ///
+    /// fn hello(ex: &mut Exchange<'_>) -> Result<(), ResponseError> {
+    ///     let value = serde_json::json!({"message": "Hello"});
+    ///     ex.respond(200).body_with(64, |w| serde_json::to_writer(w, &value))
+    /// }
+    /// ```
+    pub fn body_with<W, E>(mut self, max: usize, write: W) -> Result<(), ResponseError>
+    where
+        W: FnOnce(&mut BodyWriter<'_>) -> Result<(), E>,
+    {
+        // Checked as a body of `max` bytes would be: a status without content fails here,
+        // before `write` runs.
+        let end = self.head_end(Some(max as u64))?;
+        let Some(need) = max.checked_add(HEAD_END) else {
+            return Err(self.ex.st.fail(ResponseError::NoRoom));
+        };
+        let head_only = self.ex.st.head_only;
+        let mut room = self.ex.room(need)?;
+        let spare = room.spare_mut();
+        let Some(area) = spare.get_mut(HEAD_END..HEAD_END + max) else {
+            return Err(self.ex.st.fail(ResponseError::NoRoom));
+        };
+        let mut w = BodyWriter::new(area);
+        if write(&mut w).is_err() {
+            return Err(self.ex.st.fail(ResponseError::BodyNotWritten));
+        }
+        let len = w.len();
+        let end = end.with_length(len as u64);
+        let mut out = Cursor::new(&mut *spare);
+        end.put(&mut out);
+        let at = out.at;
+        let sent = if head_only { 0 } else { len };
+        spare.copy_within(HEAD_END..HEAD_END + sent, at);
+        room.commit(at + sent);
         self.ex.st.progress = Progress::Done;
         Ok(())
     }

@@ -566,9 +566,15 @@ impl Service for Model {
     fn head(&mut self, req: &Request<'_, '_>, ex: &mut Exchange<'_>, st: &mut EchoState) {
         let get = matches!(req.method(), Method::Get | Method::Head);
         let _ = match (req.path(), get, req.method() == Method::Post) {
-            (b"/plaintext" | b"/json" | b"/stats", true, _) => {
-                ex.respond(200).body(b"Hello, World!")
-            }
+            (b"/plaintext" | b"/stats", true, _) => ex.respond(200).body(b"Hello, World!"),
+            // The same body, written in place.
+            (b"/json", true, _) => ex.respond(200).body_with(64, |w| {
+                if w.put(b"Hello, World!") {
+                    Ok(())
+                } else {
+                    Err(())
+                }
+            }),
             (b"/defer", ..) => ex.defer().map(|d| self.pending = Some(d)),
             (b"/pull", ..) => {
                 *st = EchoState::Pull(PULL_LEN);

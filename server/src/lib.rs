@@ -54,6 +54,7 @@
 #![warn(rust_2018_idioms)]
 
 mod body;
+mod body_writer;
 mod config;
 mod conn;
 mod deferred;
@@ -74,6 +75,7 @@ mod uring_driver;
 mod wait_queue;
 mod worker;
 
+pub use body_writer::BodyWriter;
 pub use config::{Config, ConfigError, IoMode, PoolConfig, Strategy, SMALL_BLOCK};
 pub use deferred::{Deferred, Mailbox};
 pub use exchange::{Exchange, Response, ResponseError, StaticHead, StaticResponse};

@@ -1,9 +1,9 @@
 //! Zero heap allocations per request through the service API, after warm-up, under each
 //! driver: a service that answers at once, reads a body and writes it back as it arrives,
-//! pulls a 20 KB body as the output drains, and defers an answer to another thread. Counted by
-//! dhat over the whole process: the server's threads, the answering thread and this test's
-//! client, which reads into stack buffers and writes static bytes. dhat allows one profiler per
-//! process: one test in this file.
+//! pulls a 20 KB body as the output drains, defers an answer to another thread, and serializes
+//! JSON in place (`body_with`). Counted by dhat over the whole process: the server's threads,
+//! the answering thread and this test's client, which reads into stack buffers and writes
+//! static bytes. dhat allows one profiler per process: one test in this file.
 
 use std::net::TcpStream;
 use std::sync::mpsc::{sync_channel, SyncSender};
@@ -18,7 +18,14 @@ const NOW: &[u8] = b"GET /now HTTP/1.1\r\nHost: t\r\n\r\n";
 const ECHO: &[u8] = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello";
 const PULL: &[u8] = b"GET /pull HTTP/1.1\r\nHost: t\r\n\r\n";
 const DEFER: &[u8] = b"GET /defer HTTP/1.1\r\nHost: t\r\n\r\n";
-const REQUESTS: [&[u8]; 4] = [NOW, ECHO, PULL, DEFER];
+const JSON: &[u8] = b"GET /json HTTP/1.1\r\nHost: t\r\n\r\n";
+const REQUESTS: [&[u8]; 5] = [NOW, ECHO, PULL, DEFER, JSON];
+
+/// The `/json` body, serialized in place.
+#[derive(serde::Serialize)]
+struct Message {
+    message: &'static str,
+}
 const ROUNDS: usize = 300;
 const PULL_LEN: u64 = 20_000;
 
@@ -57,6 +64,9 @@ impl Service for Svc {
                 ex.respond(200).stream(PULL_LEN).and_then(|()| ex.pull())
             }
             b"/defer" => ex.defer().map(|d| self.jobs.send(d).unwrap()),
+            b"/json" => ex.respond(200).body_with(64, |w| {
+                serde_json::to_writer(w, &Message { message: "Hello" })
+            }),
             _ => ex.respond(404).body(b""),
         };
         r.unwrap();
@@ -134,7 +144,7 @@ fn the_service_api_allocates_nothing_per_request() {
         assert_eq!(
             after.total_blocks - before.total_blocks,
             0,
-            "{io:?}: heap allocations in {served} requests (answered at once, echoed, pulled, deferred)"
+            "{io:?}: heap allocations in {served} requests (answered at once, echoed, pulled, deferred, written in place)"
         );
         drop(c);
         let stats = server.stop().unwrap().stats;
