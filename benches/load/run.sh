@@ -674,12 +674,10 @@ run_syscalls() {
 # noise, and it is all of a server's own work.
 # run_instructions SCENARIO
 run_instructions() {
-  local scen=$1 name out req dump ir path script depth=
-  case $scen in
-    plaintext) path=/plaintext script=$here/report.lua ;;
-    json) path=/json script=$here/report.lua ;;
-    pipelined) path=/plaintext script=$here/pipeline.lua depth=16 ;;
-  esac
+  local scen=$1 name out req dump ir
+  # The scenario's path, script and depth; 16 connections, whatever its own count.
+  scenario "$scen"
+  local path=$S_PATH script=$S_SCRIPT depth=$S_DEPTH
   local tsv=$OUT/instructions-$scen.tsv
   printf 'server\trequests\tinstructions\tinstructions_per_req\n' >"$tsv"
   for name in "${servers[@]}"; do

@@ -25,8 +25,8 @@ use std::fmt;
 
 use bufslab::PoolBuf;
 use bufslab_http::{
-    is_field_name, is_field_value, status_allows_content, status_line, write_chunk, DateCache,
-    KnownHeader, ResponseHead,
+    is_field_name, is_field_value, status_allows_content, status_line, write_chunk, BodyFraming,
+    DateCache, KnownHeader, ResponseHead,
 };
 use bytes::BufMut;
 
@@ -437,11 +437,11 @@ impl<'a> Exchange<'a> {
         let (date, http10) = (self.ctx.date, self.st.http10);
         let mut room = self.room(need)?;
         // One look at the block's room for the three pieces (`need` is their most).
-        let mut out = Cursor::new(room.spare_mut());
+        let mut out = BodyWriter::new(room.spare_mut());
         out.put(&r.head);
         finish_head(&mut out, date, keep, http10);
         out.put(body);
-        let at = out.at;
+        let at = out.len();
         room.commit(at);
         self.st.progress = Progress::Done;
         Ok(())
@@ -549,6 +549,24 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// Appends `pieces` in order: into room looked up once when they are small together, else
+    /// piece by piece across blocks.
+    #[inline(always)]
+    fn put_all(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
+        let need: usize = pieces.iter().map(|p| p.len()).sum();
+        if need > INLINE_BODY {
+            return pieces.iter().try_for_each(|p| self.put(p));
+        }
+        let mut room = self.room(need)?;
+        let mut out = BodyWriter::new(room.spare_mut());
+        for p in pieces {
+            out.put(p);
+        }
+        let at = out.len();
+        room.commit(at);
+        Ok(())
+    }
+
     /// Appends `data` as one chunk or more (one per block it spans).
     fn put_chunk(&mut self, mut data: &[u8]) -> Result<(), ResponseError> {
         while !data.is_empty() {
@@ -628,52 +646,27 @@ const DATE_AND_CONNECTION: usize = 72;
 /// `Connection: keep-alive` (24) and the empty line (4).
 const HEAD_END: usize = 160;
 
-/// Bytes written into a slice of output room made sure of first, with no look at the block
-/// per piece. A piece that would not fit is dropped (never the case: the room was counted).
-struct Cursor<'b> {
-    buf: &'b mut [u8],
-    at: usize,
-}
-
-/// Where [`finish_head`] writes: room looked up once ([`Room`]) or counted once ([`Cursor`]).
+/// Where [`finish_head`] writes: room looked up once ([`Room`]) or counted once
+/// ([`BodyWriter`]).
 trait Put {
     /// Copies `src` in; the caller made sure of the room.
     fn put(&mut self, src: &[u8]);
 }
 
-impl<'b> Cursor<'b> {
-    #[inline(always)]
-    fn new(buf: &'b mut [u8]) -> Self {
-        Cursor { buf, at: 0 }
-    }
-}
-
-impl Put for Cursor<'_> {
+impl Put for BodyWriter<'_> {
+    /// A piece that would not fit is dropped (never the case: the room was counted).
     #[inline(always)]
     fn put(&mut self, src: &[u8]) {
-        if let Some(d) = self.buf.get_mut(self.at..self.at + src.len()) {
-            d.copy_from_slice(src);
-            self.at += src.len();
-        }
+        BodyWriter::put(self, src);
     }
-}
-
-/// What frames a body in its head: the header [`HeadEnd`] writes.
-#[derive(Clone, Copy)]
-enum Framing {
-    /// `Content-Length`.
-    Length(u64),
-    /// `Transfer-Encoding: chunked`.
-    Chunked,
-    /// Nothing: no content allowed, or the close ends the body.
-    None,
 }
 
 /// The end of a [`Response`]'s head, checked ([`Response::head_end`]) and ready to write: the
 /// framing header, `Server`, then [`finish_head`]'s lines; at most [`HEAD_END`] bytes.
 #[derive(Clone, Copy)]
 struct HeadEnd<'c> {
-    framing: Framing,
+    /// `None`: no content allowed, or the close ends the body.
+    framing: BodyFraming,
     keep: bool,
     http10: bool,
     server: Option<&'static [u8]>,
@@ -683,21 +676,23 @@ struct HeadEnd<'c> {
 impl HeadEnd<'_> {
     /// The same end for a body of `len` bytes, once it is known (see [`Response::body_with`]).
     fn with_length(mut self, len: u64) -> Self {
-        if let Framing::Length(n) = &mut self.framing {
+        if let BodyFraming::Length(n) = &mut self.framing {
             *n = len;
         }
         self
     }
 
     #[inline(always)]
-    fn put(&self, out: &mut Cursor<'_>) {
+    fn put(&self, out: &mut BodyWriter<'_>) {
         match self.framing {
-            Framing::Length(n) => {
+            BodyFraming::Length(n) => {
                 out.put(b"\r\nContent-Length: ");
                 out.put(itoa::Buffer::new().format(n).as_bytes());
             }
-            Framing::Chunked => out.put(b"\r\nTransfer-Encoding: chunked"),
-            Framing::None => {}
+            BodyFraming::Chunked => {
+                out.put(b"\r\nTransfer-Encoding: chunked");
+            }
+            BodyFraming::None => {}
         }
         if let Some(name) = self.server.filter(|n| n.len() <= 40) {
             out.put(b"\r\nServer: ");
@@ -762,26 +757,7 @@ impl<'a> Response<'_, 'a> {
     }
 
     fn line(&mut self, name: &[u8], value: &[u8]) {
-        let need = name.len() + value.len() + 4;
-        let r = if need <= INLINE_BODY {
-            // One look at the block's room for the four pieces.
-            self.ex.room(need).map(|mut room| {
-                let mut out = Cursor::new(room.spare_mut());
-                out.put(b"\r\n");
-                out.put(name);
-                out.put(b": ");
-                out.put(value);
-                let at = out.at;
-                room.commit(at);
-            })
-        } else {
-            self.ex
-                .put(b"\r\n")
-                .and_then(|()| self.ex.put(name))
-                .and_then(|()| self.ex.put(b": "))
-                .and_then(|()| self.ex.put(value))
-        };
-        if let Err(e) = r {
+        if let Err(e) = self.ex.put_all(&[b"\r\n", name, b": ", value]) {
             self.error = Some(e);
         }
     }
@@ -808,10 +784,10 @@ impl<'a> Response<'_, 'a> {
         }
         Ok(HeadEnd {
             framing: match len {
-                Some(n) if allows => Framing::Length(n),
-                Some(_) => Framing::None,
-                None if until_close => Framing::None,
-                None => Framing::Chunked,
+                Some(n) if allows => BodyFraming::Length(n),
+                Some(_) => BodyFraming::None,
+                None if until_close => BodyFraming::None,
+                None => BodyFraming::Chunked,
             },
             keep: self.ex.st.keep(),
             http10: self.ex.st.http10,
@@ -827,9 +803,9 @@ impl<'a> Response<'_, 'a> {
         let end = self.head_end(len)?;
         let mut room = self.ex.room(HEAD_END)?;
         // One look at the block's room for all the pieces (`HEAD_END` is their most).
-        let mut out = Cursor::new(room.spare_mut());
+        let mut out = BodyWriter::new(room.spare_mut());
         end.put(&mut out);
-        let at = out.at;
+        let at = out.len();
         room.commit(at);
         Ok(())
     }
@@ -852,10 +828,10 @@ impl<'a> Response<'_, 'a> {
             let end = self.head_end(Some(body.len() as u64))?;
             let body = if self.ex.st.head_only { &[][..] } else { body };
             let mut room = self.ex.room(HEAD_END + body.len())?;
-            let mut out = Cursor::new(room.spare_mut());
+            let mut out = BodyWriter::new(room.spare_mut());
             end.put(&mut out);
             out.put(body);
-            let at = out.at;
+            let at = out.len();
             room.commit(at);
         }
         self.ex.st.progress = Progress::Done;
@@ -909,9 +885,9 @@ impl<'a> Response<'_, 'a> {
         }
         let len = w.len();
         let end = end.with_length(len as u64);
-        let mut out = Cursor::new(&mut *spare);
+        let mut out = BodyWriter::new(&mut *spare);
         end.put(&mut out);
-        let at = out.at;
+        let at = out.len();
         let sent = if head_only { 0 } else { len };
         spare.copy_within(HEAD_END..HEAD_END + sent, at);
         room.commit(at + sent);

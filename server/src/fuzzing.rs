@@ -568,13 +568,9 @@ impl Service for Model {
         let _ = match (req.path(), get, req.method() == Method::Post) {
             (b"/plaintext" | b"/stats", true, _) => ex.respond(200).body(b"Hello, World!"),
             // The same body, written in place.
-            (b"/json", true, _) => ex.respond(200).body_with(64, |w| {
-                if w.put(b"Hello, World!") {
-                    Ok(())
-                } else {
-                    Err(())
-                }
-            }),
+            (b"/json", true, _) => ex
+                .respond(200)
+                .body_with(64, |w| std::io::Write::write_all(w, b"Hello, World!")),
             (b"/defer", ..) => ex.defer().map(|d| self.pending = Some(d)),
             (b"/pull", ..) => {
                 *st = EchoState::Pull(PULL_LEN);

@@ -129,10 +129,8 @@ impl OutQueue {
     /// Bytes queued and not yet sent.
     pub(crate) fn queued(&self) -> usize {
         // One block, the common case of pipelined responses, without the loop.
-        match self.len {
-            0 => return 0,
-            1 => return self.slot(0).map_or(0, PoolBuf::len),
-            _ => {}
+        if self.len == 1 {
+            return self.slot(0).map_or(0, PoolBuf::len);
         }
         (0..self.len)
             .filter_map(|i| self.slot(i))
