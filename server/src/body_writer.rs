@@ -63,11 +63,11 @@ impl<'b> BodyWriter<'b> {
     }
 
     /// Appends `bytes` whole, or nothing when they do not fit; says which.
-    #[inline]
+    #[inline(always)]
     pub fn put(&mut self, bytes: &[u8]) -> bool {
         match self.buf.get_mut(self.len..self.len + bytes.len()) {
             Some(dst) => {
-                dst.copy_from_slice(bytes);
+                copy(dst, bytes);
                 self.len += bytes.len();
                 true
             }
@@ -93,5 +93,71 @@ impl io::Write for BodyWriter<'_> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// Copies `src` into `dst`, of the same length. What a response is made of (a status line and
+/// headers of under a hundred bytes, a small body) is copied with a few fixed-size moves, two
+/// or four of them overlapping when the length is not their multiple: `copy_from_slice` with a
+/// length known only at run time calls `memcpy`, whose call and size dispatch cost more than
+/// such a copy itself (33 of the 1,100 instructions of a pipelined `/plaintext` exchange).
+#[inline(always)]
+fn copy(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if n != dst.len() || n > 128 {
+        dst.copy_from_slice(src);
+    } else if n > 64 {
+        moves::<32, _>(dst, src, [0, 32, n - 64, n - 32]);
+    } else if n >= 32 {
+        moves::<32, _>(dst, src, [0, n - 32]);
+    } else if n >= 16 {
+        moves::<16, _>(dst, src, [0, n - 16]);
+    } else if n >= 8 {
+        moves::<8, _>(dst, src, [0, n - 8]);
+    } else if n >= 4 {
+        moves::<4, _>(dst, src, [0, n - 4]);
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    }
+}
+
+/// `K` bytes from each offset in `at` (each at most `len - K`) of `src` to the same offset of
+/// `dst`.
+#[inline(always)]
+fn moves<const K: usize, const N: usize>(dst: &mut [u8], src: &[u8], at: [usize; N]) {
+    for i in at {
+        if let (Some(d), Some(s)) = (dst.get_mut(i..i + K), src.get(i..i + K)) {
+            d.copy_from_slice(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_every_short_length_whole() {
+        let src: Vec<u8> = (0..200u8).collect();
+        for n in 0..=200 {
+            let mut dst = vec![0xAA; n];
+            copy(&mut dst, &src[..n]);
+            assert_eq!(dst, &src[..n], "length {n}");
+        }
+    }
+
+    #[test]
+    fn puts_only_what_fits() {
+        let mut room = [0u8; 70];
+        let mut w = BodyWriter::new(&mut room);
+        assert!(w.put(&[1; 40]));
+        assert!(!w.put(&[2; 31]));
+        assert!(w.put(&[3; 30]));
+        assert_eq!(w.remaining(), 0);
+        let mut want = vec![1u8; 40];
+        want.extend([3; 30]);
+        assert_eq!(w.written(), &want[..]);
     }
 }

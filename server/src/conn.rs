@@ -38,7 +38,7 @@ use bytes::{Buf, BufMut};
 use crate::body::{Body, BodyFault, BodyUse};
 use crate::config::SMALL_BLOCK;
 use crate::deferred::Deferred;
-use crate::exchange::{Ctx, Exchange, ExchangeState, Progress, CHUNK_FRAMING, RESPONSE_ROOM};
+use crate::exchange::{flag, Ctx, Exchange, ExchangeState, Progress, CHUNK_FRAMING, RESPONSE_ROOM};
 use crate::out_queue::{Blocked, OutQueue, OUT_BLOCKS};
 use crate::protocol::{Head, ERROR_ROOM};
 use crate::service::Service;
@@ -167,9 +167,6 @@ pub(crate) struct Conn<T> {
     ex: ExchangeState,
     /// What the service keeps of the current request between its calls.
     state: T,
-    /// Exchanges begun in this slot, across connections: names the current one in a
-    /// [`Deferred`] token, so a late answer can never reach a later exchange.
-    exchanges: u32,
     /// The parser holds progress on a partial head, whose header lines are in the worker's
     /// shared slots: another connection's parse since then means starting it over.
     mid_head: bool,
@@ -177,7 +174,7 @@ pub(crate) struct Conn<T> {
 
 impl<T: Default> Conn<T> {
     /// A closed connection slot.
-    pub(crate) fn new(parser: Parser) -> Conn<T> {
+    pub(crate) fn new(parser: Parser, slot: usize) -> Conn<T> {
         Conn {
             phase: Phase::Closed,
             parser,
@@ -185,9 +182,8 @@ impl<T: Default> Conn<T> {
             out: OutQueue::default(),
             close_after_body: None,
             starved: false,
-            ex: ExchangeState::new(false, false, false, false, false, false),
+            ex: ExchangeState::new(slot),
             state: T::default(),
-            exchanges: 0,
             mid_head: false,
         }
     }
@@ -611,6 +607,10 @@ impl<T: Default> Conn<T> {
     }
 
     /// Parses and answers one request head. `Ok(false)`: the head is incomplete.
+    ///
+    /// The parse is inlined here, and what a head needs only off its common path (a refusal,
+    /// a misuse, a body, a deferred answer, a pulled body) is not: inlined as well, those
+    /// cost the parse about 20 instructions per pipelined request in spilled registers.
     fn head<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -622,7 +622,14 @@ impl<T: Default> Conn<T> {
         if self.mid_head && *env.slots_owner != Some(env.slot) {
             self.parser.reset();
         }
-        let (input, behind) = rb.split_spare();
+        // The room behind the head can become the response's only while nothing is queued
+        // before it (see below): only then is the block split.
+        let (input, behind) = if self.out.is_empty() {
+            let (input, behind) = rb.split_spare();
+            (input, Some(behind))
+        } else {
+            (&**rb, None)
+        };
         let parsed = self.parser.parse(input, env.slots);
         *env.slots_owner = None;
         self.mid_head = false;
@@ -652,22 +659,19 @@ impl<T: Default> Conn<T> {
         // The common case, one request and nothing behind it: the response is written behind
         // the head in the same block, which then becomes the response block (see
         // `Exchange::behind_head`).
-        let reuse = self.out.is_empty()
-            && !self.ex.has_body
-            && input.len() == head.head_len
-            && behind.len() >= RESPONSE_ROOM;
+        let behind = behind.filter(|room| {
+            !self.ex.has_body() && input.len() == head.head_len && room.len() >= RESPONSE_ROOM
+        });
+        let reuse = behind.is_some();
         // Otherwise room for the response before the service runs: its call is never
         // repeated, so it must not find the pool empty for a response of ordinary size.
         // Should the pool be empty now, the head is parsed again once blocks come back.
         if !reuse {
-            self.ex.start = self.out.queued();
-            self.out.reserve(env.cache, RESPONSE_ROOM)?;
+            self.ex.start = self.out.reserve_start(env.cache, RESPONSE_ROOM)?;
         }
-        self.exchanges = self.exchanges.wrapping_add(1);
-        self.ex.name(env.slot, self.exchanges);
         let mut ex = exchange!(self, env);
-        if reuse {
-            ex.behind_head(behind);
+        if let Some(room) = behind {
+            ex.behind_head(room);
         }
         if head.options_star {
             // A question about the server as a whole (RFC 9110 §9.3.7): `200`, no content;
@@ -698,12 +702,12 @@ impl<T: Default> Conn<T> {
 
     /// Has the service write the answer to its deferred exchange, which just arrived. The
     /// output is empty here (it is sent before anything else goes on).
+    #[inline(never)]
     fn answered<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
     ) -> Result<(), Blocked> {
-        self.out.reserve(env.cache, RESPONSE_ROOM)?;
-        let start = self.out.queued();
+        let start = self.out.reserve_start(env.cache, RESPONSE_ROOM)?;
         self.ex.progress = Progress::NotStarted;
         self.ex.start = start;
         let mut ex = exchange!(self, env);
@@ -718,6 +722,7 @@ impl<T: Default> Conn<T> {
     /// [`PULL_ROOM`] bytes. The output is empty here. A fill that writes nothing and does not
     /// end the body (or misuses the exchange) ends the connection: the head has gone out, so
     /// no other status can be sent.
+    #[inline(never)]
     fn pull<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -742,8 +747,13 @@ impl<T: Default> Conn<T> {
         framing: BodyFraming,
     ) -> Result<bool, Blocked> {
         let st = &self.ex;
-        let delivers = st.has_body && st.reads_body;
-        let (start, has_body, keep_alive, keep) = (st.start, st.has_body, st.keep_alive, st.keep());
+        // The common case first: answered whole, no body, and the connection goes on.
+        if st.done_and_kept() {
+            return Ok(true);
+        }
+        let delivers = st.is(flag::HAS_BODY | flag::READS_BODY);
+        let (start, has_body, keep) = (st.start, st.has_body(), st.keep());
+        let keep_alive = st.is(flag::KEEP_ALIVE);
         if st.error.is_some() || (!delivers && !st.is_answered()) {
             self.service_failed(env, Some(start))?;
             return Ok(true);
@@ -767,6 +777,8 @@ impl<T: Default> Conn<T> {
 
     /// Writes an error response with `Connection: close` for the current request (already
     /// counted) and stops serving: the rest of the input is dropped.
+    #[cold]
+    #[inline(never)]
     fn refuse<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -779,6 +791,8 @@ impl<T: Default> Conn<T> {
     }
 
     /// Queues `status` with `Connection: close` as the last response, and drops the input.
+    #[cold]
+    #[inline(never)]
     fn final_error<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -788,7 +802,7 @@ impl<T: Default> Conn<T> {
         self.out.reserve(env.cache, ERROR_ROOM)?;
         // The engine's answer ends the exchange, through the writer a service's goes through:
         // a deferred answer or a pulled body of the service's can no longer follow it.
-        self.ex = ExchangeState::closing(head_only);
+        self.ex.begin_closing(head_only);
         let _ = exchange!(self, env)
             .respond(status)
             .header(KnownHeader::ContentType, b"text/plain")
@@ -803,6 +817,8 @@ impl<T: Default> Conn<T> {
     /// taken back and a `500` sent in its place (`503` when it was the pool that ran dry);
     /// after, what is queued goes out and the connection closes. Either way nothing more is
     /// served on it.
+    #[cold]
+    #[inline(never)]
     fn service_failed<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -811,8 +827,8 @@ impl<T: Default> Conn<T> {
         WorkerCounters::add(&env.counters.service_errors, 1);
         // Whatever the service left pending (a pulled body) is over; a 500 to a HEAD has no
         // body either.
-        let (head_only, error) = (self.ex.head_only, self.ex.error);
-        self.ex = ExchangeState::closing(head_only);
+        let (head_only, error) = (self.ex.head_only(), self.ex.error);
+        self.ex.begin_closing(head_only);
         match unsent_from {
             Some(start) => {
                 self.out.truncate(start);
@@ -831,6 +847,7 @@ impl<T: Default> Conn<T> {
     }
 
     /// Consumes body bytes from the input. `Ok(false)`: it needs more input to go on.
+    #[inline(never)]
     fn body<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -894,6 +911,8 @@ impl<T: Default> Conn<T> {
     /// client learns why, and gets one well-formed answer to its request. Once the response
     /// has started going out, nothing else can be said in-band: what is queued is sent, then
     /// the connection closes, and the statistics count it (`late_body_faults`).
+    #[cold]
+    #[inline(never)]
     fn body_fault<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,

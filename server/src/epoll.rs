@@ -58,14 +58,14 @@ pub(crate) struct EpollConn<T> {
 
 impl<T: Default> EpollConn<T> {
     /// An empty slot.
-    pub(crate) fn new(parser: Parser) -> EpollConn<T> {
+    pub(crate) fn new(parser: Parser, slot: usize) -> EpollConn<T> {
         EpollConn {
             sock: None,
             readable: false,
             read_closed: false,
             writable: false,
             queued: false,
-            conn: Conn::new(parser),
+            conn: Conn::new(parser, slot),
         }
     }
 

@@ -115,76 +115,119 @@ pub(crate) enum Progress {
     Answered,
 }
 
+/// Facts of a request and choices made for its response, a bit each in
+/// [`ExchangeState::flags`]: the common case (no body, the connection kept) is one load and one
+/// compare away from the rest.
+pub(crate) mod flag {
+    /// A `HEAD` request: the response's body is dropped.
+    pub(crate) const HEAD_ONLY: u16 = 1 << 0;
+    pub(crate) const HTTP10: u16 = 1 << 1;
+    /// The client asked to keep the connection open (or did not ask to close it).
+    pub(crate) const KEEP_ALIVE: u16 = 1 << 2;
+    /// The client waits for `100 Continue` (never set for HTTP/1.0).
+    pub(crate) const EXPECT_CONTINUE: u16 = 1 << 3;
+    pub(crate) const HAS_BODY: u16 = 1 << 4;
+    /// The service asked for the body.
+    pub(crate) const READS_BODY: u16 = 1 << 5;
+    pub(crate) const CONTINUE_SENT: u16 = 1 << 6;
+    /// The service or the server (shutting down) wants the connection closed after this.
+    pub(crate) const CLOSE: u16 = 1 << 7;
+    /// The rest of the body comes from [`Service::fill`](crate::Service::fill).
+    pub(crate) const PULLING: u16 = 1 << 8;
+}
+
 /// What the engine knows of the current request and its response, kept by the connection
 /// across the service's calls.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ExchangeState {
     pub(crate) progress: Progress,
-    /// With [`Progress::Length`]: body bytes still to come.
-    left: u64,
+    /// [`flag`]s.
+    flags: u16,
     /// The first misuse, if any: the engine answers 500 (or closes) once the call returns.
     pub(crate) error: Option<ResponseError>,
+    /// The connection slot and exchange number a [`Deferred`] token names: the slot's, kept
+    /// across its exchanges and connections, so that a late answer never reaches a later one.
+    slot: u32,
+    gen: u32,
+    /// With [`Progress::Length`]: body bytes still to come.
+    left: u64,
     /// Queued output bytes before this response (earlier pipelined responses, and the
     /// `100 Continue`): what a 500 in its place truncates to.
     pub(crate) start: usize,
-    pub(crate) head_only: bool,
-    pub(crate) http10: bool,
-    /// The client asked to keep the connection open (or did not ask to close it).
-    pub(crate) keep_alive: bool,
-    /// The client waits for `100 Continue` (never set for HTTP/1.0).
-    pub(crate) expect_continue: bool,
-    pub(crate) has_body: bool,
-    pub(crate) reads_body: bool,
-    pub(crate) continue_sent: bool,
-    /// The service or the server (shutting down) wants the connection closed after this.
-    pub(crate) close: bool,
-    /// The rest of the body comes from [`Service::fill`](crate::Service::fill).
-    pub(crate) pulling: bool,
-    /// The connection slot and exchange number a [`Deferred`] token names.
-    slot: u32,
-    gen: u32,
 }
 
 impl ExchangeState {
-    /// The state for a request with these facts, nothing answered yet.
-    #[inline]
-    pub(crate) fn new(
-        head_only: bool,
-        http10: bool,
-        keep_alive: bool,
-        expect_continue: bool,
-        has_body: bool,
-        shutting_down: bool,
-    ) -> ExchangeState {
+    /// Connection slot `slot`'s state before its first exchange.
+    pub(crate) fn new(slot: usize) -> ExchangeState {
         ExchangeState {
             progress: Progress::NotStarted,
-            left: 0,
+            flags: 0,
             error: None,
-            start: 0,
-            head_only,
-            http10,
-            keep_alive,
-            expect_continue: expect_continue && !http10,
-            has_body,
-            reads_body: false,
-            continue_sent: false,
-            close: shutting_down,
-            pulling: false,
-            slot: 0,
+            slot: u32::try_from(slot).unwrap_or(u32::MAX),
             gen: 0,
+            left: 0,
+            start: 0,
         }
     }
 
-    /// The state of an answer the engine writes itself (an error status): nothing pending,
-    /// `Connection: close`, and its body sent unless it answers a `HEAD` (`head_only`).
-    pub(crate) fn closing(head_only: bool) -> ExchangeState {
-        ExchangeState::new(head_only, false, false, false, false, true)
+    /// Starts the slot's next exchange, for a request with the [`flag`]s `facts` (of
+    /// `HEAD_ONLY`, `HTTP10`, `KEEP_ALIVE`, `EXPECT_CONTINUE`, `HAS_BODY`, `CLOSE`), nothing
+    /// answered yet.
+    #[inline]
+    pub(crate) fn begin(&mut self, facts: u16) {
+        // A 1xx must not go to an HTTP/1.0 client (RFC 9110 §15.2): its expectation is ignored.
+        let facts = if facts & flag::HTTP10 != 0 {
+            facts & !flag::EXPECT_CONTINUE
+        } else {
+            facts
+        };
+        *self = ExchangeState {
+            progress: Progress::NotStarted,
+            flags: facts,
+            error: None,
+            slot: self.slot,
+            gen: self.gen.wrapping_add(1),
+            left: 0,
+            start: 0,
+        };
     }
 
-    /// Names this exchange: the `gen`-th of connection slot `slot`.
-    pub(crate) fn name(&mut self, slot: usize, gen: u32) {
-        self.slot = u32::try_from(slot).unwrap_or(u32::MAX);
-        self.gen = gen;
+    /// Starts an answer the engine writes itself (an error status): nothing pending,
+    /// `Connection: close`, and its body sent unless it answers a `HEAD` (`head_only`).
+    pub(crate) fn begin_closing(&mut self, head_only: bool) {
+        self.begin(if head_only { flag::HEAD_ONLY } else { 0 } | flag::CLOSE);
+    }
+
+    /// Whether every one of the [`flag`]s `f` is set.
+    #[inline(always)]
+    pub(crate) fn is(&self, f: u16) -> bool {
+        self.flags & f == f
+    }
+
+    #[inline(always)]
+    pub(crate) fn set(&mut self, f: u16) {
+        self.flags |= f;
+    }
+
+    /// The request is a `HEAD`.
+    #[inline(always)]
+    pub(crate) fn head_only(&self) -> bool {
+        self.is(flag::HEAD_ONLY)
+    }
+
+    /// The request has a body.
+    #[inline(always)]
+    pub(crate) fn has_body(&self) -> bool {
+        self.is(flag::HAS_BODY)
+    }
+
+    /// The exchange is complete, without a body, and the connection goes on to the next
+    /// request: the common case, in one compare of the flags.
+    #[inline(always)]
+    pub(crate) fn done_and_kept(&self) -> bool {
+        self.progress == Progress::Done
+            && self.error.is_none()
+            && self.flags & (flag::KEEP_ALIVE | flag::CLOSE | flag::HAS_BODY) == flag::KEEP_ALIVE
     }
 
     /// The token of this exchange while it is deferred.
@@ -203,7 +246,7 @@ impl ExchangeState {
 
     /// The body is being pulled from the service ([`Exchange::pull`]) and is not complete.
     pub(crate) fn pulls(&self) -> bool {
-        self.pulling
+        self.is(flag::PULLING)
             && matches!(
                 self.progress,
                 Progress::Length | Progress::Chunked | Progress::UntilClose
@@ -221,9 +264,9 @@ impl ExchangeState {
     /// reused then.
     #[inline]
     pub(crate) fn keep(&self) -> bool {
-        self.keep_alive
-            && !self.close
-            && !(self.has_body && self.expect_continue && !self.continue_sent)
+        let waits = flag::HAS_BODY | flag::EXPECT_CONTINUE;
+        self.flags & (flag::KEEP_ALIVE | flag::CLOSE) == flag::KEEP_ALIVE
+            && self.flags & (waits | flag::CONTINUE_SENT) != waits
     }
 
     fn fail(&mut self, e: ResponseError) -> ResponseError {
@@ -282,16 +325,16 @@ impl<'a> Exchange<'a> {
     /// `100 Continue` first when the client waits for it; call this before responding, or the
     /// client may never send the body (the connection then closes after the response).
     pub fn read_body(&mut self) {
-        if self.st.reads_body {
+        if self.st.is(flag::READS_BODY) {
             return;
         }
-        self.st.reads_body = true;
-        let waits = self.st.has_body && self.st.expect_continue;
+        self.st.set(flag::READS_BODY);
+        let waits = self.st.is(flag::HAS_BODY | flag::EXPECT_CONTINUE);
         if waits
             && self.st.progress == Progress::NotStarted
             && self.put(bufslab_http::CONTINUE_100).is_ok()
         {
-            self.st.continue_sent = true;
+            self.st.set(flag::CONTINUE_SENT);
             self.st.start += bufslab_http::CONTINUE_100.len();
         }
     }
@@ -316,7 +359,7 @@ impl<'a> Exchange<'a> {
     /// The service asked for the body of a request that has none: its `end` is due at once.
     #[inline]
     pub(crate) fn reads_body_now(&self) -> bool {
-        self.st.reads_body && !self.st.has_body
+        self.st.flags & (flag::READS_BODY | flag::HAS_BODY) == flag::READS_BODY
     }
 
     /// Defers the response: the service answers later, from any thread, by sending this
@@ -351,11 +394,11 @@ impl<'a> Exchange<'a> {
     pub fn pull(&mut self) -> Result<(), ResponseError> {
         match self.st.progress {
             Progress::Length | Progress::Chunked | Progress::UntilClose => {
-                self.st.pulling = true;
+                self.st.set(flag::PULLING);
                 Ok(())
             }
             // A HEAD response's body is never written: nothing to pull.
-            Progress::Done if self.st.head_only => Ok(()),
+            Progress::Done if self.st.head_only() => Ok(()),
             _ => Err(self.st.fail(ResponseError::NotStreaming)),
         }
     }
@@ -363,13 +406,13 @@ impl<'a> Exchange<'a> {
     /// The request is a `HEAD`: whatever body is written is dropped, the headers are a GET's.
     #[must_use]
     pub fn is_head(&self) -> bool {
-        self.st.head_only
+        self.st.head_only()
     }
 
     /// Closes the connection after this response (`Connection: close`). Call before the
     /// response head is written.
     pub fn close(&mut self) {
-        self.st.close = true;
+        self.st.set(flag::CLOSE);
     }
 
     /// Starts the response with `status` (200..=999).
@@ -431,10 +474,14 @@ impl<'a> Exchange<'a> {
         if self.st.progress != Progress::NotStarted {
             return Err(self.st.fail(ResponseError::AlreadyStarted));
         }
-        let body = if self.st.head_only { &[][..] } else { &r.body };
+        let body = if self.st.head_only() {
+            &[][..]
+        } else {
+            &r.body
+        };
         let keep = self.st.keep();
         let need = r.head.len() + DATE_AND_CONNECTION + body.len();
-        let (date, http10) = (self.ctx.date, self.st.http10);
+        let (date, http10) = (self.ctx.date, self.st.is(flag::HTTP10));
         let mut room = self.room(need)?;
         // One look at the block's room for the three pieces (`need` is their most).
         let mut out = BodyWriter::new(room.spare_mut());
@@ -471,7 +518,7 @@ impl<'a> Exchange<'a> {
             }
             Progress::Chunked => self.put_chunk(data),
             Progress::UntilClose => self.put(data),
-            Progress::Done if self.st.head_only => Ok(()),
+            Progress::Done if self.st.head_only() => Ok(()),
             _ => Err(self.st.fail(ResponseError::NotStreaming)),
         }
     }
@@ -776,11 +823,11 @@ impl<'a> Response<'_, 'a> {
                 .st
                 .fail(ResponseError::NoContentAllowed(self.status)));
         }
-        let until_close = len.is_none() && self.ex.st.http10;
+        let until_close = len.is_none() && self.ex.st.is(flag::HTTP10);
         if until_close {
             // An HTTP/1.0 client cannot read chunked (RFC 9112 §6.1): the close ends the body.
             self.ex.st.progress = Progress::UntilClose;
-            self.ex.st.close = true;
+            self.ex.st.set(flag::CLOSE);
         }
         Ok(HeadEnd {
             framing: match len {
@@ -790,7 +837,7 @@ impl<'a> Response<'_, 'a> {
                 None => BodyFraming::Chunked,
             },
             keep: self.ex.st.keep(),
-            http10: self.ex.st.http10,
+            http10: self.ex.st.is(flag::HTTP10),
             server: self.ex.ctx.server_name,
             date: self.ex.ctx.date,
         })
@@ -820,13 +867,17 @@ impl<'a> Response<'_, 'a> {
     pub fn body(mut self, body: &[u8]) -> Result<(), ResponseError> {
         if body.len() > INLINE_BODY {
             self.end_head(Some(body.len() as u64))?;
-            if !self.ex.st.head_only {
+            if !self.ex.st.head_only() {
                 self.ex.put(body)?;
             }
         } else {
             // A small body goes with the head's end, in room looked up once.
             let end = self.head_end(Some(body.len() as u64))?;
-            let body = if self.ex.st.head_only { &[][..] } else { body };
+            let body = if self.ex.st.head_only() {
+                &[][..]
+            } else {
+                body
+            };
             let mut room = self.ex.room(HEAD_END + body.len())?;
             let mut out = BodyWriter::new(room.spare_mut());
             end.put(&mut out);
@@ -873,7 +924,7 @@ impl<'a> Response<'_, 'a> {
         let Some(need) = max.checked_add(HEAD_END) else {
             return Err(self.ex.st.fail(ResponseError::NoRoom));
         };
-        let head_only = self.ex.st.head_only;
+        let head_only = self.ex.st.head_only();
         let mut room = self.ex.room(need)?;
         let spare = room.spare_mut();
         let Some(area) = spare.get_mut(HEAD_END..HEAD_END + max) else {
@@ -903,7 +954,7 @@ impl<'a> Response<'_, 'a> {
     pub fn stream(mut self, len: u64) -> Result<(), ResponseError> {
         self.end_head(Some(len))?;
         self.ex.st.left = len;
-        self.ex.st.progress = if len == 0 || self.ex.st.head_only {
+        self.ex.st.progress = if len == 0 || self.ex.st.head_only() {
             Progress::Done
         } else {
             Progress::Length
@@ -919,7 +970,7 @@ impl<'a> Response<'_, 'a> {
     /// As [`body`](Self::body).
     pub fn chunked(mut self) -> Result<(), ResponseError> {
         self.end_head(None)?;
-        if self.ex.st.head_only {
+        if self.ex.st.head_only() {
             self.ex.st.progress = Progress::Done;
         } else if self.ex.st.progress != Progress::UntilClose {
             self.ex.st.progress = Progress::Chunked;

@@ -93,7 +93,7 @@ pub fn run(data: &[u8]) {
     let http = HttpConfig::DEFAULT
         .with_max_head_bytes(MAX_HEAD)
         .with_max_headers(slots.len());
-    let mut conn: Conn<EchoState> = Conn::new(Parser::new(http));
+    let mut conn: Conn<EchoState> = Conn::new(Parser::new(http), 0);
     let mut service = Model { pending: None };
     conn.open();
     let mut h = Harness::default();

@@ -105,6 +105,23 @@ impl OutQueue {
         self.tail().ok_or(Blocked::Pool)
     }
 
+    /// [`reserve`](Self::reserve), returning the bytes queued before the room: where what is
+    /// written into it starts in the output.
+    #[inline(always)]
+    pub(crate) fn reserve_start<C: BlockSource + ?Sized>(
+        &mut self,
+        blocks: &C,
+        room: usize,
+    ) -> Result<usize, Blocked> {
+        let in_tail = self.reserve(blocks, room)?.len();
+        // One block, the common case of pipelined responses: the tail's bytes are all.
+        Ok(if self.len == 1 {
+            in_tail
+        } else {
+            self.queued()
+        })
+    }
+
     /// A fresh block of at least `room` bytes queued at the tail: [`reserve`](Self::reserve)'s
     /// rare path, out of line.
     #[cold]
@@ -128,10 +145,6 @@ impl OutQueue {
 
     /// Bytes queued and not yet sent.
     pub(crate) fn queued(&self) -> usize {
-        // One block, the common case of pipelined responses, without the loop.
-        if self.len == 1 {
-            return self.slot(0).map_or(0, PoolBuf::len);
-        }
         (0..self.len)
             .filter_map(|i| self.slot(i))
             .map(|b| b.len())

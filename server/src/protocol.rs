@@ -2,7 +2,7 @@
 
 use bufslab_http::{BodyFraming, Method, Request, TargetForm, Version};
 
-use crate::exchange::ExchangeState;
+use crate::exchange::{flag, ExchangeState};
 
 /// Room the engine's own answers take at most: status line, Content-Type, Content-Length,
 /// Server (up to 40 bytes), Date, `Connection: close`, and the reason phrase as the body.
@@ -22,16 +22,16 @@ impl Head {
     /// Reads what the engine needs from a complete head, and starts its exchange in `st`.
     #[inline]
     pub(crate) fn of(req: &Request<'_, '_>, shutting_down: bool, st: &mut ExchangeState) -> Head {
-        let method = req.method();
         let framing = req.framing();
         let has_body = !matches!(framing, BodyFraming::None | BodyFraming::Length(0));
-        *st = ExchangeState::new(
-            method == Method::Head,
-            req.version() == Version::Http10,
-            req.keep_alive(),
-            req.expect_continue(),
-            has_body,
-            shutting_down,
+        let bit = |on: bool, f: u16| if on { f } else { 0 };
+        st.begin(
+            bit(req.method() == Method::Head, flag::HEAD_ONLY)
+                | bit(req.version() == Version::Http10, flag::HTTP10)
+                | bit(req.keep_alive(), flag::KEEP_ALIVE)
+                | bit(req.expect_continue(), flag::EXPECT_CONTINUE)
+                | bit(has_body, flag::HAS_BODY)
+                | bit(shutting_down, flag::CLOSE),
         );
         Head {
             head_len: req.head_len(),

@@ -325,7 +325,7 @@ impl<T: Default> UConn<T> {
         self.conn.blocks() + usize::from(self.pending.is_some()) + self.parked as usize
     }
 
-    fn new(parser: Parser) -> UConn<T> {
+    fn new(parser: Parser, slot: usize) -> UConn<T> {
         UConn {
             sock: None,
             gen: 0,
@@ -343,7 +343,7 @@ impl<T: Default> UConn<T> {
                 iov_base: std::ptr::null_mut(),
                 iov_len: 0,
             }; OUT_BLOCKS],
-            conn: Conn::new(parser),
+            conn: Conn::new(parser, slot),
         }
     }
 }
@@ -407,7 +407,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             listener: Some(listener),
             accept_armed: false,
             wake_armed: false,
-            conns: (0..n).map(|_| UConn::new(base.parser())).collect(),
+            conns: (0..n).map(|slot| UConn::new(base.parser(), slot)).collect(),
             ring_waiters: WaitQueue::new(n),
             base,
             recvs_in_flight: 0,

@@ -103,7 +103,9 @@ impl<F: FreeList, S: Service> Worker<F, S> {
             .register(&mut listener, LISTENER, Interest::READABLE)?;
         let n = cfg.max_conns;
         let base = WorkerBase::new(id, pool.local_cache(), shared, cfg, app);
-        let conns = (0..n).map(|_| EpollConn::new(base.parser())).collect();
+        let conns = (0..n)
+            .map(|slot| EpollConn::new(base.parser(), slot))
+            .collect();
         Ok(Worker {
             base,
             poll,
