@@ -107,15 +107,15 @@ fn copy(dst: &mut [u8], src: &[u8]) {
     if n != dst.len() || n > 128 {
         dst.copy_from_slice(src);
     } else if n > 64 {
-        moves::<32, _>(dst, src, [0, 32, n - 64, n - 32]);
+        moves::<32, 4>(dst, src, [0, 32, n - 64, n - 32]);
     } else if n >= 32 {
-        moves::<32, _>(dst, src, [0, n - 32]);
+        moves::<32, 2>(dst, src, [0, n - 32]);
     } else if n >= 16 {
-        moves::<16, _>(dst, src, [0, n - 16]);
+        moves::<16, 2>(dst, src, [0, n - 16]);
     } else if n >= 8 {
-        moves::<8, _>(dst, src, [0, n - 8]);
+        moves::<8, 2>(dst, src, [0, n - 8]);
     } else if n >= 4 {
-        moves::<4, _>(dst, src, [0, n - 4]);
+        moves::<4, 2>(dst, src, [0, n - 4]);
     } else {
         for (d, s) in dst.iter_mut().zip(src) {
             *d = *s;
