@@ -104,7 +104,8 @@ impl io::Write for BodyWriter<'_> {
 #[inline(always)]
 fn copy(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
-    if n != dst.len() || n > 128 {
+    debug_assert_eq!(dst.len(), n, "copy: the two slices differ in length");
+    if n > 128 {
         dst.copy_from_slice(src);
     } else if n > 64 {
         moves::<32, 4>(dst, src, [0, 32, n - 64, n - 32]);

@@ -482,14 +482,11 @@ impl<'a> Exchange<'a> {
         let keep = self.st.keep();
         let need = r.head.len() + DATE_AND_CONNECTION + body.len();
         let (date, http10) = (self.ctx.date, self.st.is(flag::HTTP10));
-        let mut room = self.room(need)?;
-        // One look at the block's room for the three pieces (`need` is their most).
-        let mut out = BodyWriter::new(room.spare_mut());
-        out.put(&r.head);
-        finish_head(&mut out, date, keep, http10);
-        out.put(body);
-        let at = out.len();
-        room.commit(at);
+        self.write_in(need, |out| {
+            out.put(&r.head);
+            finish_head(out, date, keep, http10);
+            out.put(body);
+        })?;
         self.st.progress = Progress::Done;
         Ok(())
     }
@@ -604,11 +601,24 @@ impl<'a> Exchange<'a> {
         if need > INLINE_BODY {
             return pieces.iter().try_for_each(|p| self.put(p));
         }
-        let mut room = self.room(need)?;
+        self.write_in(need, |out| {
+            for p in pieces {
+                out.put(p);
+            }
+        })
+    }
+
+    /// Has `write` fill room of `n` bytes looked up once (`n` is the most it writes; a piece
+    /// beyond would be dropped), with no look at the block per piece.
+    #[inline(always)]
+    fn write_in(
+        &mut self,
+        n: usize,
+        write: impl FnOnce(&mut BodyWriter<'_>),
+    ) -> Result<(), ResponseError> {
+        let mut room = self.room(n)?;
         let mut out = BodyWriter::new(room.spare_mut());
-        for p in pieces {
-            out.put(p);
-        }
+        write(&mut out);
         let at = out.len();
         room.commit(at);
         Ok(())
@@ -664,9 +674,8 @@ impl Room<'_, '_> {
             Room::Block(b) => b.spare_capacity(),
         }
     }
-}
 
-impl Put for Room<'_, '_> {
+    /// Copies `bytes` in; the caller made sure of the room.
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
         match self {
@@ -692,21 +701,6 @@ const DATE_AND_CONNECTION: usize = 72;
 /// `Transfer-Encoding: chunked` (28), `Server` of 40 bytes (50), `Date` (37),
 /// `Connection: keep-alive` (24) and the empty line (4).
 const HEAD_END: usize = 160;
-
-/// Where [`finish_head`] writes: room looked up once ([`Room`]) or counted once
-/// ([`BodyWriter`]).
-trait Put {
-    /// Copies `src` in; the caller made sure of the room.
-    fn put(&mut self, src: &[u8]);
-}
-
-impl Put for BodyWriter<'_> {
-    /// A piece that would not fit is dropped (never the case: the room was counted).
-    #[inline(always)]
-    fn put(&mut self, src: &[u8]) {
-        BodyWriter::put(self, src);
-    }
-}
 
 /// The end of a [`Response`]'s head, checked ([`Response::head_end`]) and ready to write: the
 /// framing header, `Server`, then [`finish_head`]'s lines; at most [`HEAD_END`] bytes.
@@ -752,13 +746,13 @@ impl HeadEnd<'_> {
 /// Ends a head with the engine's per-response lines: `Date`, the `Connection` header the
 /// exchange needs, and the empty line. `out` has [`DATE_AND_CONNECTION`] spare bytes.
 #[inline(always)]
-fn finish_head(out: &mut impl Put, date: &DateCache, keep: bool, http10: bool) {
+fn finish_head(out: &mut BodyWriter<'_>, date: &DateCache, keep: bool, http10: bool) {
     out.put(date.line());
     match (keep, http10) {
-        (true, false) => {}
+        (true, false) => true,
         (true, true) => out.put(b"\r\nConnection: keep-alive"),
         (false, _) => out.put(b"\r\nConnection: close"),
-    }
+    };
     out.put(b"\r\n\r\n");
 }
 
@@ -848,13 +842,7 @@ impl<'a> Response<'_, 'a> {
     #[inline(always)]
     fn end_head(&mut self, len: Option<u64>) -> Result<(), ResponseError> {
         let end = self.head_end(len)?;
-        let mut room = self.ex.room(HEAD_END)?;
-        // One look at the block's room for all the pieces (`HEAD_END` is their most).
-        let mut out = BodyWriter::new(room.spare_mut());
-        end.put(&mut out);
-        let at = out.len();
-        room.commit(at);
-        Ok(())
+        self.ex.write_in(HEAD_END, |out| end.put(out))
     }
 
     /// Ends the response with a body given whole (`Content-Length` is its length).
@@ -878,12 +866,10 @@ impl<'a> Response<'_, 'a> {
             } else {
                 body
             };
-            let mut room = self.ex.room(HEAD_END + body.len())?;
-            let mut out = BodyWriter::new(room.spare_mut());
-            end.put(&mut out);
-            out.put(body);
-            let at = out.len();
-            room.commit(at);
+            self.ex.write_in(HEAD_END + body.len(), |out| {
+                end.put(out);
+                out.put(body);
+            })?;
         }
         self.ex.st.progress = Progress::Done;
         Ok(())
