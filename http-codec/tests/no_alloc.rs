@@ -1,13 +1,27 @@
 //! Parsing a response head and decoding its chunked body allocate nothing, counted by dhat.
 //! dhat counts every thread of the process and allows one profiler at a time, so this file
 //! holds a single test.
+//!
+//! The file is its own `main` (`harness = false`): libtest's main thread goes on allocating
+//! (recording and announcing the test) after it starts the test's thread, and on a loaded
+//! machine those few blocks land inside the measured window, where dhat cannot tell them from
+//! the parser's.
 
 use bufslab_http::{BodyDecoder, HeaderSlot, KnownHeader, Method, ResponseParser, Status};
 
+#[cfg(not(miri))]
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
-#[test]
+fn main() {
+    // dhat's counting allocator does not run under Miri.
+    if cfg!(miri) {
+        return;
+    }
+    parsing_and_decoding_a_response_allocate_nothing();
+    println!("test parsing_and_decoding_a_response_allocate_nothing ... ok");
+}
+
 fn parsing_and_decoding_a_response_allocate_nothing() {
     let _profiler = dhat::Profiler::builder().testing().build();
     let wire: &[u8] = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/plain\r\n\
