@@ -66,7 +66,7 @@ fn steady_state_allocations<F: FreeList>() -> u64 {
 }
 
 fn main() {
-    // dhat's counting allocator does not run under Miri; the pool's own tests do.
+    // dhat's counting allocator does not run under Miri.
     if cfg!(miri) {
         return;
     }
