@@ -61,14 +61,15 @@ fn fib(n: u64) -> u64 {
     }
 }
 
-/// Four threads take jobs from one bounded queue (no allocation per job).
-fn thread_pool() -> SyncSender<Job> {
-    let (tx, rx) = sync_channel::<Job>(1024);
+/// `threads` threads take jobs from one queue of `queue` places (no allocation per job).
+fn thread_pool(threads: usize, queue: usize) -> SyncSender<Job> {
+    let (tx, rx) = sync_channel::<Job>(queue);
     let rx: Arc<Mutex<Receiver<Job>>> = Arc::new(Mutex::new(rx));
-    for _ in 0..4 {
+    for _ in 0..threads {
         let rx = rx.clone();
         std::thread::spawn(move || loop {
-            let Ok((d, n, mailbox)) = rx.lock().unwrap().recv() else {
+            let job = rx.lock().map(|rx| rx.recv());
+            let Ok(Ok((d, n, mailbox))) = job else {
                 return;
             };
             let _ = mailbox.answer(d, Fib::Answer(fib(n.min(40))));
@@ -86,7 +87,7 @@ fn front(info: WorkerInfo, pool: &SyncSender<Job>) -> Front {
 }
 
 fn main() -> Result<(), bufslab_server::ServerError> {
-    let pool = thread_pool();
+    let pool = thread_pool(4, 1024);
     let server = Server::start(Config::default(), move |info| front(info, &pool))?;
     println!("http://{}/fib?n=30", server.local_addr());
     server.join().map(|_| ())
@@ -100,7 +101,7 @@ fn answers_pipelined_requests_in_order() {
         workers: 1,
         ..Config::default()
     };
-    let pool = thread_pool();
+    let pool = thread_pool(4, 1024);
     let server = Server::start(config, move |info| front(info, &pool)).unwrap();
     let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     // The slow one first: the quick ones behind it wait their turn.
@@ -114,4 +115,24 @@ fn answers_pipelined_requests_in_order() {
         .collect();
     assert_eq!(bodies, ["2178309", "55", "try /fib?n=30"], "{got}");
     server.stop().unwrap();
+}
+
+#[test]
+fn a_full_queue_is_answered_503_at_once() {
+    use std::io::{Read, Write};
+    let config = Config {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        workers: 1,
+        ..Config::default()
+    };
+    // No thread and no place in the queue: every hand-off fails.
+    let pool = thread_pool(0, 0);
+    let server = Server::start(config, move |info| front(info, &pool)).unwrap();
+    let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    c.write_all(b"GET /fib?n=5 HTTP/1.1\r\nHost: x\r\n\r\nGET /fib?n=6 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut got = String::new();
+    c.read_to_string(&mut got).unwrap();
+    assert_eq!(got.matches("HTTP/1.1 503 ").count(), 2, "{got}");
+    assert!(got.ends_with("busy"), "{got}");
+    assert_eq!(server.stop().unwrap().stats.service_errors, 0);
 }

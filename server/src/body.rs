@@ -21,7 +21,7 @@ pub(crate) enum BodyUse {
 pub(crate) enum BodyFault {
     /// The chunked framing is malformed: 400.
     Malformed,
-    /// More than `--max-body` bytes: 413.
+    /// More than `--max-body` bytes, or than the service's limit for the request: 413.
     TooLarge,
 }
 
@@ -42,19 +42,28 @@ pub(crate) struct Body {
     using: BodyUse,
     /// Bytes taken so far (data for an echo, framing included for a skip).
     received: u64,
+    /// Most data bytes delivered: `Config::max_body`, or less where the service asked
+    /// ([`Exchange::read_body_limited`](crate::Exchange::read_body_limited)).
+    limit: u64,
     /// While no byte of this request's response has been sent: how many queued output bytes
     /// come before it (responses to earlier pipelined requests). `None` once some went out.
     unsent_from: Option<usize>,
 }
 
 impl Body {
-    /// A body with `framing`, consumed as `using`, whose response starts after `unsent_from`
-    /// queued bytes.
-    pub(crate) fn new(framing: BodyFraming, using: BodyUse, unsent_from: usize) -> Body {
+    /// A body with `framing`, consumed as `using` (at most `limit` data bytes when delivered),
+    /// whose response starts after `unsent_from` queued bytes.
+    pub(crate) fn new(
+        framing: BodyFraming,
+        using: BodyUse,
+        unsent_from: usize,
+        limit: u64,
+    ) -> Body {
         Body {
             decoder: BodyDecoder::new(framing),
             using,
             received: 0,
+            limit,
             unsent_from: Some(unsent_from),
         }
     }
@@ -91,14 +100,13 @@ impl Body {
     pub(crate) fn decode<'i>(
         &mut self,
         input: &'i [u8],
-        max_body: u64,
     ) -> Result<(&'i [u8], usize, bool), BodyFault> {
         let step = self
             .decoder
             .decode(input)
             .map_err(|_| BodyFault::Malformed)?;
         self.received += step.data.len() as u64;
-        if self.received > max_body {
+        if self.received > self.limit {
             return Err(BodyFault::TooLarge);
         }
         Ok((step.data, step.consumed, step.done))

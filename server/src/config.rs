@@ -146,6 +146,12 @@ pub struct Config {
     /// The `Server` header of every response the engine frames (`None`: no such header). At
     /// most 40 bytes of field-value; a longer one is left out.
     pub server_name: Option<&'static str>,
+    /// Output entries a connection may queue (pooled 4 KiB blocks, or bodies handed over
+    /// whole), 4 ..= 1024; their slots are allocated with the connection slots (40 bytes
+    /// each). Half of them are the room every response is promised: a pipelined head is
+    /// taken only while that much is free (else what is queued is sent first), and a whole
+    /// body may be up to [`whole_body_limit`](Self::whole_body_limit).
+    pub out_blocks: usize,
 }
 
 impl Default for Config {
@@ -165,6 +171,7 @@ impl Default for Config {
             io: IoMode::default(),
             alloc_counter: None,
             server_name: None,
+            out_blocks: 16,
         }
     }
 }
@@ -183,6 +190,8 @@ pub enum ConfigError {
     Pool(String),
     /// `server_name` is longer than 40 bytes or holds a control byte.
     ServerName,
+    /// `out_blocks` is out of range (4 ..= 1024).
+    OutBlocks(usize),
 }
 
 impl fmt::Display for ConfigError {
@@ -197,6 +206,7 @@ impl fmt::Display for ConfigError {
             ConfigError::ServerName => {
                 f.write_str("server name must be at most 40 bytes with no control byte")
             }
+            ConfigError::OutBlocks(n) => write!(f, "out-blocks {n} is out of range (4 ..= 1024)"),
         }
     }
 }
@@ -234,10 +244,40 @@ impl Config {
                 return Err(ConfigError::ServerName);
             }
         }
+        if !(4..=1024).contains(&self.out_blocks) {
+            return Err(ConfigError::OutBlocks(self.out_blocks));
+        }
         if self.max_conns > u32::MAX as usize / 2 {
             return Err(ConfigError::Zero("max-conns below 2^31"));
         }
         Ok(())
+    }
+
+    /// The largest whole body a response may have ([`Response::body`], a
+    /// [`StaticResponse`]): half of [`out_blocks`](Self::out_blocks) 4 KiB blocks, 32 KiB by
+    /// default. Every response of up to that size (with a head of ordinary size, under
+    /// 1 KiB of headers) finds room wherever it falls in a pipelined batch; a larger whole
+    /// body is refused with [`ResponseError::TooLarge`]. Stream larger bodies
+    /// ([`Response::stream`], [`Response::chunked`]) or hand them over owned
+    /// ([`Response::body_owned`]: any size, no copy).
+    ///
+    /// [`Response::body`]: crate::Response::body
+    /// [`Response::stream`]: crate::Response::stream
+    /// [`Response::chunked`]: crate::Response::chunked
+    /// [`Response::body_owned`]: crate::Response::body_owned
+    /// [`StaticResponse`]: crate::StaticResponse
+    /// [`ResponseError::TooLarge`]: crate::ResponseError::TooLarge
+    #[must_use]
+    pub fn whole_body_limit(&self) -> usize {
+        self.out_blocks / 2 * SMALL_BLOCK
+    }
+
+    /// Free output slots a connection needs to take the next pipelined head: a whole body of
+    /// [`whole_body_limit`](Self::whole_body_limit) fills that many blocks, plus one for a
+    /// head of ordinary size and one for the bytes left unused where a header line or the
+    /// head's end did not fit the rest of a block.
+    pub(crate) fn head_slots(&self) -> usize {
+        self.out_blocks / 2 + 2
     }
 
     /// Block size of the large class: a request head that outgrows a small block moves there,

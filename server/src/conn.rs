@@ -39,7 +39,7 @@ use crate::body::{Body, BodyFault, BodyUse};
 use crate::config::SMALL_BLOCK;
 use crate::deferred::Deferred;
 use crate::exchange::{flag, Ctx, Exchange, ExchangeState, Progress, CHUNK_FRAMING, RESPONSE_ROOM};
-use crate::out_queue::{Blocked, OutQueue, OUT_BLOCKS};
+use crate::out_queue::{Blocked, OutQueue};
 use crate::protocol::{Head, ERROR_ROOM};
 use crate::service::Service;
 use crate::stats::WorkerCounters;
@@ -143,6 +143,9 @@ pub(crate) struct Env<'a, F: FreeList, S> {
     pub(crate) counters: &'a WorkerCounters,
     pub(crate) max_body: u64,
     pub(crate) large_block: usize,
+    /// Free output slots a connection needs before it takes the next pipelined head: room for
+    /// a whole response of the size every one is promised (`Config::whole_body_limit`).
+    pub(crate) head_slots: usize,
     /// The server is shutting down: every response says `Connection: close`.
     pub(crate) shutting_down: bool,
     /// The worker's service.
@@ -170,21 +173,31 @@ pub(crate) struct Conn<T> {
     /// The parser holds progress on a partial head, whose header lines are in the worker's
     /// shared slots: another connection's parse since then means starting it over.
     mid_head: bool,
+    /// No byte has arrived since the connection opened: its first head's deadline runs from
+    /// the accept, and passing it closes the connection without a word (there is no request
+    /// to answer).
+    fresh: bool,
+    /// The connection ended while an exchange was unfinished (its body not all read, its
+    /// response not complete): the service is told ([`Service::aborted`]) before its state is
+    /// dropped.
+    unfinished: bool,
 }
 
 impl<T: Default> Conn<T> {
     /// A closed connection slot.
-    pub(crate) fn new(parser: Parser, slot: usize) -> Conn<T> {
+    pub(crate) fn new(parser: Parser, slot: usize, out_blocks: usize) -> Conn<T> {
         Conn {
             phase: Phase::Closed,
             parser,
             rbuf: None,
-            out: OutQueue::default(),
+            out: OutQueue::new(out_blocks),
             close_after_body: None,
             starved: false,
             ex: ExchangeState::new(slot),
             state: T::default(),
             mid_head: false,
+            fresh: false,
+            unfinished: false,
         }
     }
 
@@ -192,10 +205,14 @@ impl<T: Default> Conn<T> {
     pub(crate) fn open(&mut self) {
         self.release();
         self.phase = Phase::Head;
+        self.fresh = true;
     }
 
-    /// Ends the connection, giving its blocks back.
+    /// Ends the connection, giving its blocks back. Its service state stays until
+    /// [`ended`](Self::ended), which tells the service if the exchange was unfinished.
     pub(crate) fn release(&mut self) {
+        let delivering = matches!(&self.phase, Phase::Body(b) if b.using() == BodyUse::Deliver);
+        self.unfinished |= delivering || !self.ex.is_settled();
         self.rbuf = None;
         self.out.clear();
         self.phase = Phase::Closed;
@@ -203,8 +220,20 @@ impl<T: Default> Conn<T> {
         self.mid_head = false;
         self.close_after_body = None;
         self.starved = false;
+        self.fresh = false;
         // A deferred exchange of this connection is forgotten; its answer will not match.
         self.ex.progress = Progress::NotStarted;
+    }
+
+    /// After the connection closed ([`release`](Self::release)): tells the service when its
+    /// last exchange ended unfinished ([`Service::aborted`]), then drops the service's state
+    /// of it, so that what it holds (a pooled block being filled, say) goes now rather than
+    /// when the slot serves its next head.
+    pub(crate) fn ended<S: Service<State = T>>(&mut self, service: &mut S) {
+        if std::mem::take(&mut self.unfinished) {
+            service.aborted(&mut self.state);
+        }
+        self.state = T::default();
     }
 
     /// Closed (by a [`Want::Close`], or never opened).
@@ -250,7 +279,7 @@ impl<T: Default> Conn<T> {
             // pulled body) is no head being received: the connection waits for its service.
             Phase::Head
                 if self.out.is_empty()
-                    && (self.holds_input() || self.starved)
+                    && (self.holds_input() || self.starved || self.fresh)
                     && self.ex.is_settled() =>
             {
                 TimerKind::Header
@@ -263,6 +292,7 @@ impl<T: Default> Conn<T> {
     /// here the header deadline applies, as it would had a block been free. Ignored outside a
     /// head; forgotten once a block takes input.
     pub(crate) fn starve(&mut self) {
+        self.fresh = false;
         if matches!(self.phase, Phase::Head) && self.out.is_empty() {
             self.starved = true;
         }
@@ -286,6 +316,11 @@ impl<T: Default> Conn<T> {
         match kind {
             TimerKind::Header => {
                 WorkerCounters::add(&env.counters.header_timeouts, 1);
+                if self.fresh {
+                    // Not a byte came: no request to answer.
+                    self.release();
+                    return false;
+                }
                 self.rbuf = None;
                 if *env.slots_owner == Some(env.slot) {
                     *env.slots_owner = None;
@@ -417,6 +452,7 @@ impl<T: Default> Conn<T> {
         &mut self,
         env: &mut Env<'_, F, S>,
     ) -> Result<&mut PoolBuf, Want> {
+        self.fresh = false;
         let b = match self.rbuf.take() {
             None => {
                 let Ok(b) = env.cache.get(SMALL_BLOCK) else {
@@ -494,6 +530,7 @@ impl<T: Default> Conn<T> {
         if !matches!(self.phase, Phase::Head | Phase::Body(_)) {
             return None;
         }
+        self.fresh = false;
         if !self.holds_input() {
             self.starved = false;
             self.rbuf = Some(buf);
@@ -543,7 +580,7 @@ impl<T: Default> Conn<T> {
 
     /// The queued output as slices, oldest first, in `slices`; returns how many. One write of
     /// all of them sends a pipelined batch at once.
-    pub(crate) fn output<'a>(&'a self, slices: &mut [IoSlice<'a>; OUT_BLOCKS]) -> usize {
+    pub(crate) fn output<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize {
         self.out.slices(slices)
     }
 
@@ -615,6 +652,12 @@ impl<T: Default> Conn<T> {
         &mut self,
         env: &mut Env<'_, F, S>,
     ) -> Result<bool, Blocked> {
+        // Backpressure: the next pipelined head waits until the output has room for a whole
+        // response of the promised size, so no response finds the queue full; what is queued
+        // is sent first (the serving loop sends on `OutputFull`).
+        if self.out.free_slots() < env.head_slots && !self.out.is_empty() {
+            return Err(Blocked::OutputFull);
+        }
         let Some(rb) = self.rbuf.as_mut() else {
             return Ok(false);
         };
@@ -714,8 +757,24 @@ impl<T: Default> Conn<T> {
         env.service.resume(&mut ex, &mut self.state);
         if self.ex.error.is_some() || !self.ex.is_answered() {
             self.service_failed(env, Some(start))?;
+        } else {
+            self.close_if_asked();
         }
         Ok(())
+    }
+
+    /// The service asked to close ([`Exchange::close`]) in a call after the head's (the
+    /// exchange's flags are read for the `Connection` header and the next request only once,
+    /// after `head`): once the response is complete, nothing more is read or answered on this
+    /// connection. Lingering, since what the client sent behind it may still come.
+    fn close_if_asked(&mut self) {
+        if self.ex.is(flag::CLOSE)
+            && self.ex.progress == Progress::Done
+            && matches!(self.phase, Phase::Head | Phase::Body(_))
+        {
+            self.rbuf = None;
+            self.phase = Phase::Closing { linger: true };
+        }
     }
 
     /// Has the service write the next part of a pulled body into a block of up to
@@ -734,6 +793,8 @@ impl<T: Default> Conn<T> {
         let wrote = self.out.queued() > 0;
         if self.ex.error.is_some() || (!wrote && self.ex.pulls()) {
             self.service_failed(env, None)?;
+        } else {
+            self.close_if_asked();
         }
         Ok(())
     }
@@ -764,7 +825,16 @@ impl<T: Default> Conn<T> {
             } else {
                 BodyUse::Skip
             };
-            self.phase = Phase::Body(Body::new(framing, using, start));
+            let limit = st.body_limit.min(env.max_body);
+            self.phase = Phase::Body(Body::new(framing, using, start, limit));
+            if let (BodyUse::Deliver, BodyFraming::Length(n)) = (using, framing) {
+                if n > limit {
+                    // Over the service's own limit for this request: refused before a byte of
+                    // it is read.
+                    self.body_fault(env, BodyFault::TooLarge)?;
+                    return Ok(true);
+                }
+            }
             // A close the client asked for needs no linger once its body is read.
             self.close_after_body = (!keep).then_some(keep_alive);
         } else if !keep {
@@ -869,17 +939,16 @@ impl<T: Default> Conn<T> {
                 let buf = self.out.reserve(env.cache, 64 + head_room)?;
                 let room = buf.spare_capacity() - CHUNK_FRAMING - head_room;
                 let input = rb.get(..rb.len().min(room)).unwrap_or_default();
-                body.decode(input, env.max_body)
-                    .map(|(data, consumed, done)| {
-                        let mut ex = exchange!(self, env);
-                        if !data.is_empty() {
-                            env.service.data(data, &mut ex, &mut self.state);
-                        }
-                        if done {
-                            env.service.end(&mut ex, &mut self.state);
-                        }
-                        (consumed, done)
-                    })
+                body.decode(input).map(|(data, consumed, done)| {
+                    let mut ex = exchange!(self, env);
+                    if !data.is_empty() {
+                        env.service.data(data, &mut ex, &mut self.state);
+                    }
+                    if done {
+                        env.service.end(&mut ex, &mut self.state);
+                    }
+                    (consumed, done)
+                })
             }
         };
         match stepped {
@@ -897,6 +966,19 @@ impl<T: Default> Conn<T> {
                         Some(linger) => Phase::Closing { linger },
                         None => Phase::Head,
                     };
+                }
+                // `close()` called while the body was read: once the response is complete,
+                // the rest of the body is not read (the connection closes lingering).
+                if self.ex.is(flag::CLOSE) && self.ex.progress == Progress::Done {
+                    if done {
+                        if matches!(self.phase, Phase::Head) {
+                            self.phase = Phase::Closing {
+                                linger: self.ex.is(flag::KEEP_ALIVE),
+                            };
+                        }
+                    } else {
+                        self.close_if_asked();
+                    }
                 }
                 Ok(done || consumed > 0)
             }

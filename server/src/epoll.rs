@@ -13,7 +13,7 @@ use bufslab_http::Parser;
 use mio::net::TcpStream;
 
 use crate::conn::{CloseReason, Conn, Env, Want};
-use crate::out_queue::OUT_BLOCKS;
+use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::sys::Raw;
 
@@ -58,14 +58,14 @@ pub(crate) struct EpollConn<T> {
 
 impl<T: Default> EpollConn<T> {
     /// An empty slot.
-    pub(crate) fn new(parser: Parser, slot: usize) -> EpollConn<T> {
+    pub(crate) fn new(parser: Parser, slot: usize, out_blocks: usize) -> EpollConn<T> {
         EpollConn {
             sock: None,
             readable: false,
             read_closed: false,
             writable: false,
             queued: false,
-            conn: Conn::new(parser, slot),
+            conn: Conn::new(parser, slot, out_blocks),
         }
     }
 
@@ -185,7 +185,7 @@ fn send<T: Default>(conn: &Conn<T>, sock: &mut TcpStream) -> io::Result<usize> {
         return Raw(sock).write(conn.front());
     }
     let empty: &[u8] = &[];
-    let mut slices = [IoSlice::new(empty); OUT_BLOCKS];
+    let mut slices = [IoSlice::new(empty); SEND_BLOCKS];
     let n = conn.output(&mut slices);
     sock.write_vectored(slices.get(..n).unwrap_or_default())
 }

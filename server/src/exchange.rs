@@ -33,6 +33,7 @@ use bytes::BufMut;
 use crate::body_writer::BodyWriter;
 use crate::deferred::Deferred;
 use crate::out_queue::{BlockSource, OutQueue};
+use crate::owned_body::OwnedBody;
 use crate::shared::Shared;
 use crate::stats::ServerStats;
 
@@ -65,9 +66,21 @@ pub enum ResponseError {
     LengthExceeded,
     /// The writer given to [`Response::body_with`] failed (its body did not fit, say).
     BodyNotWritten,
-    /// The output could not take the bytes: the connection's output queue is full or the pool
-    /// has no block.
+    /// The output could not take the bytes: the pool has no block (a `503` answers the
+    /// request in the response's place), or a streamed body wrote more than
+    /// [`Exchange::write_room`] into a full output queue.
     NoRoom,
+    /// A whole body (given to [`Response::body`], [`Response::body_with`] or a
+    /// [`StaticResponse`]) of `len` bytes is over `limit`, the size every response is promised
+    /// room for ([`Config::whole_body_limit`](crate::Config::whole_body_limit)): stream it
+    /// ([`Response::stream`], [`Exchange::pull`]) or hand it over owned
+    /// ([`Response::body_owned`]).
+    TooLarge {
+        /// The body's length.
+        len: usize,
+        /// The most a whole body may hold.
+        limit: usize,
+    },
 }
 
 impl fmt::Display for ResponseError {
@@ -85,7 +98,11 @@ impl fmt::Display for ResponseError {
                 f.write_str("more body bytes than the announced Content-Length")
             }
             ResponseError::BodyNotWritten => f.write_str("the body writer failed"),
-            ResponseError::NoRoom => f.write_str("no output room (queue full or pool empty)"),
+            ResponseError::NoRoom => f.write_str("no output room (pool empty, or queue full)"),
+            ResponseError::TooLarge { len, limit } => write!(
+                f,
+                "a whole body of {len} bytes is over the {limit}-byte limit: stream it or hand it over owned"
+            ),
         }
     }
 }
@@ -151,6 +168,9 @@ pub(crate) struct ExchangeState {
     gen: u32,
     /// With [`Progress::Length`]: body bytes still to come.
     left: u64,
+    /// The most request body bytes the service takes
+    /// ([`Exchange::read_body_limited`]; `u64::MAX`: `Config::max_body`).
+    pub(crate) body_limit: u64,
     /// Queued output bytes before this response (earlier pipelined responses, and the
     /// `100 Continue`): what a 500 in its place truncates to.
     pub(crate) start: usize,
@@ -166,6 +186,7 @@ impl ExchangeState {
             slot: u32::try_from(slot).unwrap_or(u32::MAX),
             gen: 0,
             left: 0,
+            body_limit: u64::MAX,
             start: 0,
         }
     }
@@ -188,6 +209,7 @@ impl ExchangeState {
             slot: self.slot,
             gen: self.gen.wrapping_add(1),
             left: 0,
+            body_limit: u64::MAX,
             start: 0,
         };
     }
@@ -269,6 +291,20 @@ impl ExchangeState {
             && self.flags & (waits | flag::CONTINUE_SENT) != waits
     }
 
+    /// Whether a response may start now: nothing written yet, or the exchange deferred in the
+    /// call that is still running (answering at once voids its token).
+    #[inline(always)]
+    fn may_start(&mut self) -> bool {
+        match self.progress {
+            Progress::NotStarted => true,
+            Progress::Deferred => {
+                self.progress = Progress::NotStarted;
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn fail(&mut self, e: ResponseError) -> ResponseError {
         self.error.get_or_insert(e);
         e
@@ -299,6 +335,11 @@ pub(crate) struct Ctx<'a> {
     pub(crate) date: &'a DateCache,
     /// The `Server` header of the responses the engine frames.
     pub(crate) server_name: Option<&'static [u8]>,
+    /// The most bytes a whole body may hold (`Config::whole_body_limit`).
+    pub(crate) whole_body: usize,
+    /// The most [`Response::body_with`] may write: the whole-body limit, or less where one
+    /// block of the pool's largest class cannot hold it with the head's end.
+    pub(crate) body_with_max: usize,
     pub(crate) shared: &'a Shared,
 }
 
@@ -339,6 +380,25 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// [`read_body`](Self::read_body), taking at most `max` bytes of body (within
+    /// [`Config::max_body`](crate::Config::max_body)): a body announced larger is answered
+    /// `413` before any of it is read, one that turns out larger (chunked) with `413` while
+    /// the response can still be taken back, else the connection closes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_server::Exchange;
+    ///
+    /// fn upload_avatar(ex: &mut Exchange<'_>) {
+    ///     ex.read_body_limited(64 * 1024); // this route takes 64 KiB at most
+    /// }
+    /// ```
+    pub fn read_body_limited(&mut self, max: u64) {
+        self.st.body_limit = self.st.body_limit.min(max);
+        self.read_body();
+    }
+
     /// Writes the response into `room`, the spare room behind the request head in its read
     /// block, before anything goes to the output queue (which is empty). Once the service is
     /// done the head is consumed and that block becomes the response's: one block per
@@ -370,6 +430,10 @@ impl<'a> Exchange<'a> {
     /// answer that comes after the connection closed (its idle timeout runs meanwhile) is
     /// dropped.
     ///
+    /// Until the call that deferred returns, the exchange can still be answered at once: when
+    /// handing the work over fails (a full queue, say), respond as usual (`503`, say) and the
+    /// token is void; an answer sent with it anyway is dropped.
+    ///
     /// # Errors
     /// [`ResponseError::AlreadyStarted`] once a response was started.
     pub fn defer(&mut self) -> Result<Deferred, ResponseError> {
@@ -389,18 +453,43 @@ impl<'a> Exchange<'a> {
     /// byte, or [`finish`](Self::finish)). A body of any size goes out in constant memory, at
     /// the pace the client reads it. The connection answers nothing else meanwhile.
     ///
+    /// With the response already complete (its last byte written, a `HEAD` response, a body
+    /// of length 0) there is nothing to pull, and this does nothing.
+    ///
     /// # Errors
-    /// [`ResponseError::NotStreaming`] with no streamed body in progress.
+    /// [`ResponseError::NotStreaming`] with no response started.
     pub fn pull(&mut self) -> Result<(), ResponseError> {
         match self.st.progress {
             Progress::Length | Progress::Chunked | Progress::UntilClose => {
                 self.st.set(flag::PULLING);
                 Ok(())
             }
-            // A HEAD response's body is never written: nothing to pull.
-            Progress::Done if self.st.head_only() => Ok(()),
+            Progress::Done => Ok(()),
             _ => Err(self.st.fail(ResponseError::NotStreaming)),
         }
+    }
+
+    /// Body bytes still to be written of a response of announced length
+    /// ([`Response::stream`]): `Some(0)` once the response is complete, `None` while no body
+    /// of known length is in progress (none started, or a chunked one).
+    #[must_use]
+    pub fn body_left(&self) -> Option<u64> {
+        match self.st.progress {
+            Progress::Length => Some(self.st.left),
+            Progress::Done => Some(0),
+            _ => None,
+        }
+    }
+
+    /// A block of at least `len` bytes from the engine's pool, the one its connections read
+    /// and write with: what a service keeps in it counts against
+    /// [`PoolConfig::max_bytes`](crate::PoolConfig::max_bytes) and shows in
+    /// [`Exchange::stats`]. Hand it back as a response body with [`Response::body_owned`], or
+    /// drop it to return it. `None` when the pool has no block of that size to give (it is
+    /// dry, or `len` is over its largest class).
+    #[must_use]
+    pub fn rent(&self, len: usize) -> Option<PoolBuf> {
+        self.ctx.blocks.block(len)
     }
 
     /// The request is a `HEAD`: whatever body is written is dropped, the headers are a GET's.
@@ -409,8 +498,13 @@ impl<'a> Exchange<'a> {
         self.st.head_only()
     }
 
-    /// Closes the connection after this response (`Connection: close`). Call before the
-    /// response head is written.
+    /// Closes the connection after this response: nothing the client pipelined behind this
+    /// request is answered. Called before the response head is written, the head says
+    /// `Connection: close`; called later (in [`Service::data`](crate::Service::data),
+    /// [`end`](crate::Service::end), [`resume`](crate::Service::resume) or
+    /// [`fill`](crate::Service::fill), after the head went out), the connection closes all
+    /// the same once the response is complete. A request body not read by then is not read
+    /// further: the service's `data` is not called again.
     pub fn close(&mut self) {
         self.st.set(flag::CLOSE);
     }
@@ -440,7 +534,7 @@ impl<'a> Exchange<'a> {
             status,
             error: None,
         };
-        if r.ex.st.progress != Progress::NotStarted {
+        if !r.ex.st.may_start() {
             r.error = Some(ResponseError::AlreadyStarted);
         } else if !(200..=999).contains(&status) {
             r.error = Some(ResponseError::InterimStatus(status));
@@ -471,8 +565,12 @@ impl<'a> Exchange<'a> {
     /// As [`Response::body`].
     #[inline]
     pub fn send_static(&mut self, r: &StaticResponse) -> Result<(), ResponseError> {
-        if self.st.progress != Progress::NotStarted {
+        if !self.st.may_start() {
             return Err(self.st.fail(ResponseError::AlreadyStarted));
+        }
+        if r.body.len() > self.ctx.whole_body {
+            let (len, limit) = (r.body.len(), self.ctx.whole_body);
+            return Err(self.st.fail(ResponseError::TooLarge { len, limit }));
         }
         let body = if self.st.head_only() {
             &[][..]
@@ -573,6 +671,17 @@ impl<'a> Exchange<'a> {
         self.first = &mut [];
         match self.out.reserve(self.ctx.blocks, n) {
             Ok(b) => Ok(Room::Block(b)),
+            Err(_) => Err(self.st.fail(ResponseError::NoRoom)),
+        }
+    }
+
+    /// Queues a body the service handed over, behind everything written so far.
+    fn push_owned(&mut self, body: OwnedBody) -> Result<(), ResponseError> {
+        // Once the output goes to the queue it stays there, so the bytes stay in order.
+        self.first_len -= self.first.len();
+        self.first = &mut [];
+        match self.out.push_owned(body.0) {
+            Ok(()) => Ok(()),
             Err(_) => Err(self.st.fail(ResponseError::NoRoom)),
         }
     }
@@ -700,7 +809,7 @@ const DATE_AND_CONNECTION: usize = 72;
 /// The most [`Response`]'s end of head writes: `Content-Length` with 20 digits (38) or
 /// `Transfer-Encoding: chunked` (28), `Server` of 40 bytes (50), `Date` (37),
 /// `Connection: keep-alive` (24) and the empty line (4).
-const HEAD_END: usize = 160;
+pub(crate) const HEAD_END: usize = 160;
 
 /// The end of a [`Response`]'s head, checked ([`Response::head_end`]) and ready to write: the
 /// framing header, `Server`, then [`finish_head`]'s lines; at most [`HEAD_END`] bytes.
@@ -854,6 +963,7 @@ impl<'a> Response<'_, 'a> {
     #[inline]
     pub fn body(mut self, body: &[u8]) -> Result<(), ResponseError> {
         if body.len() > INLINE_BODY {
+            self.check_whole(body.len(), self.ex.ctx.whole_body)?;
             self.end_head(Some(body.len() as u64))?;
             if !self.ex.st.head_only() {
                 self.ex.put(body)?;
@@ -872,6 +982,44 @@ impl<'a> Response<'_, 'a> {
             })?;
         }
         self.ex.st.progress = Progress::Done;
+        Ok(())
+    }
+
+    /// Ends the response with a body handed over whole: queued by reference and sent with the
+    /// head in one vectored write, with no copy in user space, and dropped (a pooled block
+    /// goes home) once the kernel has taken it. Any length; `Content-Length` is its length.
+    /// For a `HEAD` request it is dropped at once.
+    ///
+    /// # Errors
+    /// As [`body`](Self::body) (but never [`ResponseError::TooLarge`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab::PoolBytes;
+    /// use bufslab_server::{Exchange, ResponseError};
+    ///
+    /// // A store that keeps its values frozen in pooled blocks answers a GET without a copy.
+    /// fn get(ex: &mut Exchange<'_>, value: &PoolBytes) -> Result<(), ResponseError> {
+    ///     ex.respond(200).body_owned(value.clone())
+    /// }
+    /// ```
+    pub fn body_owned(mut self, body: impl Into<OwnedBody>) -> Result<(), ResponseError> {
+        let body = body.into();
+        self.end_head(Some(body.len() as u64))?;
+        if !self.ex.st.head_only() {
+            self.ex.push_owned(body)?;
+        }
+        self.ex.st.progress = Progress::Done;
+        Ok(())
+    }
+
+    /// Refuses a whole body of `len` bytes over `limit`.
+    #[inline(always)]
+    fn check_whole(&mut self, len: usize, limit: usize) -> Result<(), ResponseError> {
+        if len > limit {
+            return Err(self.ex.st.fail(ResponseError::TooLarge { len, limit }));
+        }
         Ok(())
     }
 
@@ -906,6 +1054,7 @@ impl<'a> Response<'_, 'a> {
     {
         // Checked as a body of `max` bytes would be: a status without content fails here,
         // before `write` runs.
+        self.check_whole(max, self.ex.ctx.body_with_max)?;
         let end = self.head_end(Some(max as u64))?;
         let Some(need) = max.checked_add(HEAD_END) else {
             return Err(self.ex.st.fail(ResponseError::NoRoom));

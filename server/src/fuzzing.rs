@@ -45,7 +45,7 @@ use crate::config::{Config, PoolConfig, SMALL_BLOCK};
 use crate::conn::{CloseReason, Conn, Env, Want};
 use crate::deferred::Deferred;
 use crate::exchange::{Ctx, Exchange};
-use crate::out_queue::OUT_BLOCKS;
+use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::shared::Shared;
 use crate::stats::WorkerCounters;
@@ -93,7 +93,7 @@ pub fn run(data: &[u8]) {
     let http = HttpConfig::DEFAULT
         .with_max_head_bytes(MAX_HEAD)
         .with_max_headers(slots.len());
-    let mut conn: Conn<EchoState> = Conn::new(Parser::new(http), 0);
+    let mut conn: Conn<EchoState> = Conn::new(Parser::new(http), 0, cfg.out_blocks);
     let mut service = Model { pending: None };
     conn.open();
     let mut h = Harness::default();
@@ -109,10 +109,13 @@ pub fn run(data: &[u8]) {
                 date: &date,
                 server_name: Some(b"fuzz"),
                 shared: &shared,
+                whole_body: cfg.whole_body_limit(),
+                body_with_max: cfg.whole_body_limit(),
             },
             counters: &shared.counters[0],
             max_body: MAX_BODY,
             large_block: cfg.large_block(),
+            head_slots: cfg.head_slots(),
             shutting_down: false,
             service: &mut service,
         };
@@ -330,7 +333,7 @@ impl Harness {
         }
         assert!(!self.write_shut, "output after the half-close");
         let empty: &[u8] = &[];
-        let mut slices = [IoSlice::new(empty); OUT_BLOCKS];
+        let mut slices = [IoSlice::new(empty); SEND_BLOCKS];
         let k = conn.output(&mut slices);
         assert!(k > 0, "Send with nothing to send");
         // A driver may queue the close behind the last response: nothing may follow it.

@@ -63,6 +63,7 @@ mod exchange;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 mod out_queue;
+mod owned_body;
 mod protocol;
 mod server;
 mod service;
@@ -79,6 +80,7 @@ pub use body_writer::BodyWriter;
 pub use config::{Config, ConfigError, IoMode, PoolConfig, Strategy, SMALL_BLOCK};
 pub use deferred::{Deferred, Mailbox};
 pub use exchange::{Exchange, Response, ResponseError, StaticHead, StaticResponse};
+pub use owned_body::OwnedBody;
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use service::{MakeService, Service, WorkerInfo};
 pub use stats::{PoolStats, ServerStats};

@@ -1,21 +1,28 @@
-//! A connection's output: a small FIFO of pooled blocks in a fixed array, so queuing never
-//! allocates.
+//! A connection's output: a FIFO ring of pooled blocks and owned bodies, its slots allocated
+//! once with the connection slot, so queuing never allocates.
 //!
-//! Responses are encoded straight into the tail block; the driver sends from the front (one
-//! block, or all of them as one vectored write) and reports how much went out with
-//! [`OutQueue::consume`]. A block that is fully sent goes back to the pool at once.
+//! Responses are encoded straight into the tail block; an owned body ([`OutBuf::Shared`],
+//! [`OutBuf::Bytes`], or a whole [`PoolBuf`] the service filled) is queued as it is, by
+//! reference, and the next bytes go into a fresh block behind it. The driver sends from the
+//! front (one entry, or up to [`SEND_BLOCKS`] of them as one vectored write) and reports how
+//! much went out with [`OutQueue::consume`]. An entry that is fully sent is dropped at once:
+//! a pooled block goes back to the pool.
+//!
+//! The ring has `Config::out_blocks` slots. The connection takes the next pipelined head only
+//! while half of them are free (see `Conn::head`), so a whole response of up to half the
+//! ring always fits wherever it falls in a batch; the index arithmetic wraps by compare, not
+//! by a division.
 
 use std::io::IoSlice;
 
-use bufslab::{FreeList, LocalCache, PoolBuf};
-use bytes::Buf;
+use bufslab::{FreeList, LocalCache, PoolBuf, PoolBytes};
+use bytes::{Buf, Bytes};
 
 use crate::config::SMALL_BLOCK;
 
-/// Most output blocks queued per connection (one vectored write carries them all). Eight
-/// 4 KiB blocks hold a pipelined batch of over 200 small responses, or 32 KiB of echo in
-/// flight.
-pub(crate) const OUT_BLOCKS: usize = 8;
+/// Most entries one send carries (one `writev` of that many slices); a longer queue goes out
+/// in several sends.
+pub(crate) const SEND_BLOCKS: usize = 16;
 
 /// Where output blocks come from: a worker's local cache of the pool. A trait so that the
 /// response writer a service holds need not name the pool's free list; the engine calls it
@@ -41,42 +48,149 @@ pub(crate) enum Blocked {
     Pool,
 }
 
-/// The output blocks of one connection, oldest first.
-#[derive(Debug, Default)]
+/// One queued piece of output.
+#[derive(Debug)]
+pub(crate) enum OutBuf {
+    /// A block the engine writes into: its spare room takes the next bytes.
+    Buf(PoolBuf),
+    /// A pooled block a service filled and handed over: sent as it is, never written into.
+    Owned(PoolBuf),
+    /// A shared view of a pooled block, handed over by a service.
+    Shared(PoolBytes),
+    /// Any `bytes::Bytes`, handed over by a service.
+    Bytes(Bytes),
+}
+
+impl OutBuf {
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        match self {
+            OutBuf::Buf(b) | OutBuf::Owned(b) => b,
+            OutBuf::Shared(b) => b,
+            OutBuf::Bytes(b) => b,
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    #[inline(always)]
+    fn advance(&mut self, n: usize) {
+        match self {
+            OutBuf::Buf(b) | OutBuf::Owned(b) => b.advance(n),
+            OutBuf::Shared(b) => b.advance(n),
+            OutBuf::Bytes(b) => b.advance(n),
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match self {
+            OutBuf::Buf(b) | OutBuf::Owned(b) => b.truncate(len),
+            OutBuf::Shared(b) => *b = b.slice(..len.min(b.len())),
+            OutBuf::Bytes(b) => b.truncate(len),
+        }
+    }
+}
+
+/// The output entries of one connection, oldest first.
+#[derive(Debug)]
 pub(crate) struct OutQueue {
-    bufs: [Option<PoolBuf>; OUT_BLOCKS],
+    bufs: Box<[Option<OutBuf>]>,
+    /// The slot of the oldest entry.
     head: usize,
     len: usize,
 }
 
 impl OutQueue {
-    /// No block is queued.
+    /// An empty queue of `slots` entries (at least 2).
+    pub(crate) fn new(slots: usize) -> OutQueue {
+        OutQueue {
+            bufs: (0..slots.max(2)).map(|_| None).collect(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// No entry is queued.
+    #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    #[inline(always)]
     fn is_full(&self) -> bool {
-        self.len == OUT_BLOCKS
+        self.len == self.bufs.len()
     }
 
-    fn slot(&self, i: usize) -> Option<&PoolBuf> {
-        self.bufs[(self.head + i) % OUT_BLOCKS].as_ref()
+    /// Slots not in use.
+    #[inline(always)]
+    pub(crate) fn free_slots(&self) -> usize {
+        self.bufs.len() - self.len
     }
 
+    /// The slot `i` entries after the oldest.
+    #[inline(always)]
+    fn at(&self, i: usize) -> usize {
+        let k = self.head + i;
+        if k >= self.bufs.len() {
+            k - self.bufs.len()
+        } else {
+            k
+        }
+    }
+
+    fn entry(&self, i: usize) -> Option<&OutBuf> {
+        self.bufs.get(self.at(i)).and_then(Option::as_ref)
+    }
+
+    #[inline(always)]
     fn tail(&mut self) -> Option<&mut PoolBuf> {
         if self.len == 0 {
             return None;
         }
-        self.bufs[(self.head + self.len - 1) % OUT_BLOCKS].as_mut()
+        let i = self.at(self.len - 1);
+        match self.bufs.get_mut(i) {
+            Some(Some(OutBuf::Buf(b))) => Some(b),
+            _ => None,
+        }
     }
 
-    /// Queues a block (ignored when the queue is full; callers check `is_empty` first).
+    /// Queues `buf` behind the others. `Err(buf)` when the queue is full.
+    #[inline]
+    fn push_entry(&mut self, buf: OutBuf) -> Result<(), OutBuf> {
+        if self.is_full() {
+            return Err(buf);
+        }
+        let i = self.at(self.len);
+        self.bufs[i] = Some(buf);
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Queues a block the engine writes into (ignored when the queue is full; callers check
+    /// first).
     #[inline]
     pub(crate) fn push(&mut self, buf: PoolBuf) {
-        if !self.is_full() {
-            self.bufs[(self.head + self.len) % OUT_BLOCKS] = Some(buf);
-            self.len += 1;
+        let _ = self.push_entry(OutBuf::Buf(buf));
+    }
+
+    /// Queues a body a service handed over, as it is: nothing is written into it, and it is
+    /// dropped (a pooled block goes home) once sent. An empty one is dropped at once.
+    ///
+    /// # Errors
+    /// The body back when the queue is full.
+    pub(crate) fn push_owned(&mut self, buf: OutBuf) -> Result<(), OutBuf> {
+        if buf.len() == 0 {
+            return Ok(());
         }
+        // A block handed over as `Buf` would take the engine's next bytes.
+        let buf = match buf {
+            OutBuf::Buf(b) => OutBuf::Owned(b),
+            other => other,
+        };
+        self.push_entry(buf)
     }
 
     /// Queues a block in front of the others (ignored when the queue is full): the read
@@ -85,8 +199,12 @@ impl OutQueue {
     #[inline]
     pub(crate) fn push_front(&mut self, buf: PoolBuf) {
         if !self.is_full() {
-            self.head = (self.head + OUT_BLOCKS - 1) % OUT_BLOCKS;
-            self.bufs[self.head] = Some(buf);
+            self.head = if self.head == 0 {
+                self.bufs.len() - 1
+            } else {
+                self.head - 1
+            };
+            self.bufs[self.head] = Some(OutBuf::Buf(buf));
             self.len += 1;
         }
     }
@@ -135,92 +253,94 @@ impl OutQueue {
         Ok(())
     }
 
-    /// Spare bytes of the last block (0 with none queued).
+    /// Spare bytes of the last block, if the engine may write into it (0 otherwise).
     pub(crate) fn tail_spare(&self) -> usize {
-        match self.len {
-            0 => 0,
-            n => self.slot(n - 1).map_or(0, PoolBuf::spare_capacity),
+        match self.len.checked_sub(1).and_then(|i| self.entry(i)) {
+            Some(OutBuf::Buf(b)) => b.spare_capacity(),
+            _ => 0,
         }
     }
 
     /// Bytes queued and not yet sent.
     pub(crate) fn queued(&self) -> usize {
         (0..self.len)
-            .filter_map(|i| self.slot(i))
-            .map(|b| b.len())
+            .filter_map(|i| self.entry(i))
+            .map(OutBuf::len)
             .sum()
     }
 
-    /// Keeps the first `len` queued bytes and gives the blocks after them back.
+    /// Keeps the first `len` queued bytes and drops the entries after them.
     pub(crate) fn truncate(&mut self, mut len: usize) {
         let mut keep = 0;
-        while keep < self.len {
-            let i = (self.head + keep) % OUT_BLOCKS;
+        while keep < self.len && len > 0 {
+            let i = self.at(keep);
             let Some(b) = self.bufs[i].as_mut() else {
                 break;
             };
-            if len == 0 {
-                break;
-            }
             let take = len.min(b.len());
             b.truncate(take);
             len -= take;
             keep += 1;
         }
         for k in keep..self.len {
-            self.bufs[(self.head + k) % OUT_BLOCKS] = None;
+            let i = self.at(k);
+            self.bufs[i] = None;
         }
         self.len = keep;
     }
 
-    /// Gives back blocks at the front that hold nothing to send: a block reserved for output
-    /// that got none (a body step that decoded only framing). An empty send would read as a
-    /// dead peer.
+    /// Drops entries at the front that hold nothing to send: a block reserved for output that
+    /// got none (a body step that decoded only framing). An empty send would read as a dead
+    /// peer.
     #[inline]
     pub(crate) fn settle(&mut self) {
-        while self.len > 0 && self.bufs[self.head].as_ref().map_or(true, |b| b.is_empty()) {
+        while self.len > 0 && self.bufs[self.head].as_ref().map_or(true, |b| b.len() == 0) {
             self.pop_front();
         }
     }
 
-    /// Drops the oldest block: it goes back to the pool.
+    /// Drops the oldest entry: a pooled block goes back to the pool.
     #[inline(always)]
     fn pop_front(&mut self) {
         self.bufs[self.head] = None;
-        self.head = (self.head + 1) % OUT_BLOCKS;
+        self.head = self.at(1);
         self.len -= 1;
     }
 
-    /// The blocks to send, oldest first, as slices in `slices`; returns how many. The first
-    /// alone is what a plain `send` would take.
-    pub(crate) fn slices<'a>(&'a self, slices: &mut [IoSlice<'a>; OUT_BLOCKS]) -> usize {
+    /// The entries to send, oldest first, as slices in `slices` (at most its length); returns
+    /// how many. The first alone is what a plain `send` would take.
+    pub(crate) fn slices<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize {
         let mut n = 0;
         for i in 0..self.len {
-            if let Some(b) = self.slot(i).filter(|b| !b.is_empty()) {
-                slices[n] = IoSlice::new(b);
+            if n == slices.len() {
+                break;
+            }
+            if let Some(b) = self.entry(i).filter(|b| b.len() > 0) {
+                slices[n] = IoSlice::new(b.bytes());
                 n += 1;
             }
         }
         n
     }
 
-    /// The oldest block's bytes (empty when nothing is queued).
+    /// The oldest entry's bytes (empty when nothing is queued).
     pub(crate) fn front(&self) -> &[u8] {
-        match self.slot(0) {
-            Some(b) if self.len > 0 => b,
+        match self.entry(0) {
+            Some(b) if self.len > 0 => b.bytes(),
             _ => &[],
         }
     }
 
-    /// Blocks queued (the count of slices [`slices`](Self::slices) may give).
+    /// Entries queued (the count of slices [`slices`](Self::slices) may give).
+    #[inline(always)]
     pub(crate) fn blocks(&self) -> usize {
         self.len
     }
 
-    /// `n` bytes were sent: drops them from the front; fully sent blocks go home at once.
+    /// `n` bytes were sent: drops them from the front; fully sent entries go at once.
     #[inline]
     pub(crate) fn consume(&mut self, mut n: usize) {
-        while n > 0 {
+        while n > 0 && self.len > 0 {
             let Some(b) = self.bufs[self.head].as_mut() else {
                 return;
             };
@@ -234,9 +354,9 @@ impl OutQueue {
         }
     }
 
-    /// Gives every block back.
+    /// Drops every entry.
     pub(crate) fn clear(&mut self) {
-        for b in &mut self.bufs {
+        for b in self.bufs.iter_mut() {
             *b = None;
         }
         self.head = 0;
@@ -253,12 +373,12 @@ mod tests {
     fn consume_truncate_and_slices_agree() {
         let pool = bufslab::Pool::new();
         let cache = pool.local_cache();
-        let mut q = OutQueue::default();
+        let mut q = OutQueue::new(8);
         q.reserve(&cache, 64).unwrap().put_slice(b"hello ");
         q.push(pool.get(4096).unwrap());
         q.reserve(&cache, 64).unwrap().put_slice(b"world");
         assert_eq!(q.queued(), 11);
-        let mut s = [IoSlice::new(&[]); OUT_BLOCKS];
+        let mut s = [IoSlice::new(&[]); SEND_BLOCKS];
         assert_eq!(q.slices(&mut s), 2);
         assert_eq!(q.front(), b"hello ");
         q.consume(3);
@@ -273,6 +393,64 @@ mod tests {
         q.settle();
         assert!(q.is_empty());
         drop(cache);
+        assert_eq!(pool.stats().rented_blocks, 0);
+    }
+
+    #[test]
+    fn owned_bodies_are_queued_by_reference_and_never_written_into() {
+        let pool = bufslab::Pool::new();
+        let cache = pool.local_cache();
+        let mut q = OutQueue::new(4);
+        q.reserve(&cache, 64).unwrap().put_slice(b"head ");
+        let mut value = pool.get(4096).unwrap();
+        value.put_slice(b"value");
+        let shared = value.freeze();
+        q.push_owned(OutBuf::Shared(shared.clone())).unwrap();
+        q.push_owned(OutBuf::Bytes(Bytes::new())).unwrap(); // empty: dropped at once
+        assert_eq!(q.blocks(), 2);
+        // The next bytes go behind the owned body, in a block of their own.
+        q.reserve(&cache, 64).unwrap().put_slice(b" tail");
+        assert_eq!(q.blocks(), 3);
+        let mut s = [IoSlice::new(&[]); SEND_BLOCKS];
+        let n = q.slices(&mut s);
+        let sent: Vec<u8> = s[..n].iter().flat_map(|s| s.iter().copied()).collect();
+        assert_eq!(sent, b"head value tail");
+        q.consume(7);
+        assert_eq!(q.front(), b"lue");
+        q.truncate(3);
+        assert_eq!(q.queued(), 3);
+        // The kept tail is the owned body: closed to writes.
+        q.reserve(&cache, 64).unwrap().put_slice(b"!");
+        assert_eq!(q.queued(), 4);
+        drop(q);
+        // Full: an owned body comes back.
+        let mut q = OutQueue::new(2);
+        q.push_owned(OutBuf::Bytes(Bytes::from_static(b"a")))
+            .unwrap();
+        q.push_owned(OutBuf::Bytes(Bytes::from_static(b"b")))
+            .unwrap();
+        assert!(q
+            .push_owned(OutBuf::Bytes(Bytes::from_static(b"c")))
+            .is_err());
+        q.clear();
+        drop((q, shared, cache));
+        assert_eq!(pool.stats().rented_blocks, 0);
+    }
+
+    #[test]
+    fn the_ring_wraps() {
+        let pool = bufslab::Pool::new();
+        let cache = pool.local_cache();
+        let mut q = OutQueue::new(3);
+        for round in 0..10u8 {
+            q.reserve(&cache, 64).unwrap().put_slice(&[round]);
+            q.push_owned(OutBuf::Bytes(Bytes::from_static(b"xy")))
+                .unwrap();
+            assert_eq!(q.queued(), 3);
+            q.consume(3);
+            assert!(q.is_empty());
+        }
+        drop((q, cache));
         assert_eq!(pool.stats().rented_blocks, 0);
     }
 }

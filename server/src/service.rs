@@ -55,8 +55,8 @@ use crate::exchange::Exchange;
 pub trait Service {
     /// What the service keeps of one request between its calls (`()` when it answers in
     /// [`head`](Self::head)): the engine holds one per connection, reset to its `Default`
-    /// before each head, so a service serving many connections at once needs no table of
-    /// its own.
+    /// before each head and when the connection ends, so a service serving many connections
+    /// at once needs no table of its own.
     ///
     /// `Send`, because a deferred exchange's answer is a `State` sent back from another
     /// thread ([`Mailbox::answer`]).
@@ -103,6 +103,21 @@ pub trait Service {
     /// The default writes nothing, so a service that defers without it gets a 500.
     fn resume(&mut self, ex: &mut Exchange<'_>, state: &mut Self::State) {
         let _ = (ex, state);
+    }
+
+    /// The connection ended while the exchange in `state` was unfinished: its body not all
+    /// read, or its response not complete (deferred, pulled, or streamed), because the peer
+    /// closed or reset, a deadline passed, or the server shut down. Undo what the exchange
+    /// started here (a half-written value, a reservation); a deferred answer that comes later
+    /// is dropped by the engine.
+    ///
+    /// The engine drops `state` right after (whether or not this is called), so what it holds
+    /// (a pooled block, say) goes back when the connection ends, not when its slot serves the
+    /// next connection.
+    ///
+    /// The default does nothing.
+    fn aborted(&mut self, state: &mut Self::State) {
+        let _ = state;
     }
 }
 

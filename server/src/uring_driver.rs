@@ -64,7 +64,7 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use crate::config::{Config, SMALL_BLOCK};
 use crate::conn::{CloseReason, Conn, Env, Want};
 use crate::deferred::Deferred;
-use crate::out_queue::OUT_BLOCKS;
+use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::shared::Shared;
 use crate::stats::WorkerCounters;
@@ -285,7 +285,7 @@ struct UConn<T> {
     /// The oldest received block the core has not taken yet (more may be parked).
     pending: Option<PoolBuf>,
     /// The iovecs of a `writev` in flight (the kernel reads them until its completion).
-    iov: [libc::iovec; OUT_BLOCKS],
+    iov: [libc::iovec; SEND_BLOCKS],
     conn: Conn<T>,
 }
 
@@ -325,7 +325,7 @@ impl<T: Default> UConn<T> {
         self.conn.blocks() + usize::from(self.pending.is_some()) + self.parked as usize
     }
 
-    fn new(parser: Parser, slot: usize) -> UConn<T> {
+    fn new(parser: Parser, slot: usize, out_blocks: usize) -> UConn<T> {
         UConn {
             sock: None,
             gen: 0,
@@ -342,8 +342,8 @@ impl<T: Default> UConn<T> {
             iov: [libc::iovec {
                 iov_base: std::ptr::null_mut(),
                 iov_len: 0,
-            }; OUT_BLOCKS],
-            conn: Conn::new(parser, slot),
+            }; SEND_BLOCKS],
+            conn: Conn::new(parser, slot, out_blocks),
         }
     }
 }
@@ -407,7 +407,9 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             listener: Some(listener),
             accept_armed: false,
             wake_armed: false,
-            conns: (0..n).map(|slot| UConn::new(base.parser(), slot)).collect(),
+            conns: (0..n)
+                .map(|slot| UConn::new(base.parser(), slot, base.cfg.out_blocks))
+                .collect(),
             ring_waiters: WaitQueue::new(n),
             base,
             recvs_in_flight: 0,
@@ -1040,6 +1042,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     /// uses them.
     fn finish_close(&mut self, slot: usize) {
         if self.conns.get_mut(slot).is_some_and(UConn::finish_close) {
+            self.conns[slot].conn.ended(&mut self.base.service);
             self.base.free.push(slot as u32);
             self.base.holds(slot, 0);
         }
@@ -1244,7 +1247,7 @@ fn send_request<T: Default>(uc: &mut UConn<T>, fd: types::Fd, user_data: u64) ->
         opcode::Send::new(fd, front.as_ptr(), front.len() as u32).build()
     } else {
         let empty: &[u8] = &[];
-        let mut slices = [io::IoSlice::new(empty); OUT_BLOCKS];
+        let mut slices = [io::IoSlice::new(empty); SEND_BLOCKS];
         let n = uc.conn.output(&mut slices);
         for (iov, s) in uc.iov.iter_mut().zip(&slices[..n]) {
             iov.iov_base = s.as_ptr() as *mut libc::c_void;

@@ -63,10 +63,13 @@ macro_rules! env {
                 date: &$w.base.date,
                 server_name: $w.base.cfg.server_name.map(str::as_bytes),
                 shared: &$w.base.shared,
+                whole_body: $w.base.whole_body,
+                body_with_max: $w.base.body_with_max,
             },
             counters: &$w.base.shared.counters[$w.base.id],
             max_body: $w.base.cfg.max_body,
             large_block: $w.base.large_block,
+            head_slots: $w.base.head_slots,
             shutting_down: $shutting_down,
             service: &mut $w.base.service,
         }
@@ -104,7 +107,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         let n = cfg.max_conns;
         let base = WorkerBase::new(id, pool.local_cache(), shared, cfg, app);
         let conns = (0..n)
-            .map(|slot| EpollConn::new(base.parser(), slot))
+            .map(|slot| EpollConn::new(base.parser(), slot, base.cfg.out_blocks))
             .collect();
         Ok(Worker {
             base,
@@ -324,6 +327,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         let Some(mut sock) = conn.release() else {
             return;
         };
+        conn.conn.ended(&mut self.base.service);
         let _ = self.poll.registry().deregister(&mut sock);
         drop(sock);
         self.base.free.push(slot as u32);
@@ -450,6 +454,13 @@ pub(crate) struct WorkerBase<F: FreeList, S: Service> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) cfg: Config,
     pub(crate) large_block: usize,
+    /// `Config::whole_body_limit`.
+    pub(crate) whole_body: usize,
+    /// The most `Response::body_with` may write: the whole-body limit, or what one block of
+    /// the large class holds besides the head's end.
+    pub(crate) body_with_max: usize,
+    /// `Config::head_slots`.
+    pub(crate) head_slots: usize,
     /// Connections waiting for the pool, oldest first (see [`wake_pool_waiters`]).
     pub(crate) pool_waiters: WaitQueue,
     /// The blocks each connection held after its last turn (see [`holds`](Self::holds)).
@@ -493,6 +504,11 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
             date: DateCache::new(SystemTime::now()),
             next_date: now,
             large_block: cfg.large_block(),
+            whole_body: cfg.whole_body_limit(),
+            body_with_max: cfg
+                .whole_body_limit()
+                .min(cfg.large_block().saturating_sub(crate::exchange::HEAD_END)),
+            head_slots: cfg.head_slots(),
             pool_waiters: WaitQueue::new(n),
             held: vec![0; n],
             blocks_returned: false,
@@ -649,7 +665,9 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
         let c = &self.shared.counters[self.id];
         WorkerCounters::add(&c.accepted, 1);
         WorkerCounters::add(&c.open, 1);
-        self.timers.arm(slot, TimerKind::Idle, now);
+        // The first head's deadline runs from the accept (`Conn::timer_kind`): a connection
+        // that never sends a byte is cut as soon as one that sent a byte would be.
+        self.timers.arm(slot, TimerKind::Header, now);
     }
 
     /// Moves `slot`'s deadline to what the connection waits for: the header deadline runs

@@ -1,12 +1,13 @@
 //! Bodies written in place with `Response::body_with`, and what the engine answers when a
-//! service's body cannot be written: `500` for a body writer that fails, `503` for a body the
-//! output has no room for. Under each driver.
+//! service's body cannot be written: `500` for a body writer that fails, and for a whole body
+//! over `Config::whole_body_limit` (`ResponseError::TooLarge`, not a `503` that would blame the
+//! pool). Under each driver.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use bufslab_http::{KnownHeader, Request};
-use bufslab_server::{Exchange, IoMode, Service, WorkerInfo};
+use bufslab_server::{Exchange, IoMode, ResponseError, Service, WorkerInfo};
 
 #[path = "support/client.rs"]
 mod client;
@@ -28,8 +29,18 @@ impl Service for Bodies {
             b"/small" => ex
                 .respond(200)
                 .body_with(16, |w| serde_json::to_writer(w, &value)),
-            // More than the output of one exchange can hold (8 blocks).
-            b"/huge" => ex.respond(200).body(&vec![b'x'; 4 << 20]),
+            // Over the whole-body limit (32 KiB): refused, whatever the pool holds.
+            b"/huge" => {
+                let r = ex.respond(200).body(&vec![b'x'; 4 << 20]);
+                assert_eq!(
+                    r,
+                    Err(ResponseError::TooLarge {
+                        len: 4 << 20,
+                        limit: 32 * 1024
+                    })
+                );
+                r
+            }
             _ => ex.respond(404).body(b""),
         };
     }
@@ -80,7 +91,7 @@ fn bodies_written_in_place_and_the_answers_to_failed_ones() {
 
         let r = get(addr, "GET", "/huge");
         assert!(
-            r.starts_with("HTTP/1.1 503 "),
+            r.starts_with("HTTP/1.1 500 "),
             "{io:?}: {}",
             &r[..r.len().min(200)]
         );
