@@ -16,7 +16,11 @@ use std::time::Duration;
 
 use lexopt::{Arg, Parser};
 
-use bufslab_server::Config;
+use bufslab_server::{Config, MinBodyRate};
+
+/// How often `--min-body-rate` is checked: the rate is averaged over this long, so a client
+/// that pauses briefly is not cut.
+const RATE_CHECK: Duration = Duration::from_secs(5);
 
 /// The usage text printed by `--help` and after a flag error.
 pub const USAGE: &str = "\
@@ -30,6 +34,10 @@ usage: server-demo [flags]
   --max-body N              largest request body in bytes, 413 beyond (default 16777216)
   --header-timeout-ms N     time for a request head to arrive, 408 beyond (default 10000)
   --idle-timeout-ms N       keep-alive idle / no-progress timeout (default 60000)
+  --min-body-rate N         slowest request body in bytes a second, checked every 5 s: 408 below
+                            (default: none)
+  --out-blocks N            output entries queued per connection; half is the largest whole
+                            response body, in 4 KiB blocks (default 16)
   --pool-max-bytes N        bound on the buffer pool's memory (default 268435456)
   --pool-prealloc-slabs N   4 KiB-block slabs allocated at start (default 4)
   --pool-strategy S         the pool's shared free list: queue (FIFO) or stack (LIFO) (default queue)
@@ -176,6 +184,14 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--idle-timeout-ms" => {
                 cfg.idle_timeout = Duration::from_millis(value(&mut p, f, COUNT)?);
             }
+            "--min-body-rate" => {
+                let per_sec: u64 = value(&mut p, f, COUNT)?;
+                cfg.min_body_rate = Some(MinBodyRate::new(
+                    per_sec.saturating_mul(RATE_CHECK.as_secs()),
+                    RATE_CHECK,
+                ));
+            }
+            "--out-blocks" => cfg.out_blocks = value(&mut p, f, COUNT)?,
             "--pool-max-bytes" => cfg.pool.max_bytes = value(&mut p, f, COUNT)?,
             "--pool-prealloc-slabs" => cfg.pool.prealloc_slabs = value(&mut p, f, COUNT)?,
             "--pool-strategy" => cfg.pool.strategy = value(&mut p, f, "queue or stack")?,
@@ -206,6 +222,14 @@ mod tests {
         assert_eq!(c.pool.strategy, Strategy::Stack);
         assert_eq!(c.addr.port(), 9000);
         assert_eq!(c.idle_timeout, Duration::from_millis(50));
+        let Ok(Command::Serve(c)) = parse("--min-body-rate 100 --out-blocks 32") else {
+            panic!("should parse");
+        };
+        assert_eq!(
+            c.min_body_rate,
+            Some(MinBodyRate::new(500, Duration::from_secs(5)))
+        );
+        assert_eq!((c.out_blocks, c.whole_body_limit()), (32, 64 * 1024));
         assert!(matches!(parse("--help"), Ok(Command::Help)));
         assert!(matches!(parse("--workers 2 -h"), Ok(Command::Help)));
         assert!(matches!(parse(""), Ok(Command::Serve(_))));
@@ -271,6 +295,8 @@ mod tests {
             "--max-body",
             "--header-timeout-ms",
             "--idle-timeout-ms",
+            "--min-body-rate",
+            "--out-blocks",
             "--pool-max-bytes",
             "--pool-prealloc-slabs",
             "--pool-strategy",

@@ -42,6 +42,8 @@ pub(crate) struct Body {
     using: BodyUse,
     /// Bytes taken so far (data for an echo, framing included for a skip).
     received: u64,
+    /// `received` when the body's rate was last checked (`Config::min_body_rate`).
+    checked: u64,
     /// Most data bytes delivered: `Config::max_body`, or less where the service asked
     /// ([`Exchange::read_body_limited`](crate::Exchange::read_body_limited)).
     limit: u64,
@@ -63,6 +65,7 @@ impl Body {
             decoder: BodyDecoder::new(framing),
             using,
             received: 0,
+            checked: 0,
             limit,
             unsent_from: Some(unsent_from),
         }
@@ -72,6 +75,13 @@ impl Body {
     /// more were this one's, which can then no longer be taken back.
     pub(crate) fn sent(&mut self, n: usize) {
         self.unsent_from = self.unsent_from.and_then(|m| m.checked_sub(n));
+    }
+
+    /// Bytes taken since the last call.
+    pub(crate) fn take_progress(&mut self) -> u64 {
+        let moved = self.received - self.checked;
+        self.checked = self.received;
+        moved
     }
 
     /// See the field: `Some` while the response can still be taken back.

@@ -152,6 +152,41 @@ pub struct Config {
     /// taken only while that much is free (else what is queued is sent first), and a whole
     /// body may be up to [`whole_body_limit`](Self::whole_body_limit).
     pub out_blocks: usize,
+    /// The slowest a request body may come (`None`: no minimum, only `idle_timeout` between
+    /// bytes): every `per`, a body being read must have moved on by `bytes`, else it is
+    /// answered `408` (or the connection closed, if its response had started going out). A
+    /// defence against clients that trickle a body to hold a connection and its blocks.
+    pub min_body_rate: Option<MinBodyRate>,
+}
+
+/// A minimum rate for request bodies ([`Config::min_body_rate`]): `bytes` every `per`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MinBodyRate {
+    /// Bytes a body must move on by...
+    pub bytes: u64,
+    /// ...in each interval of this length.
+    pub per: Duration,
+}
+
+impl MinBodyRate {
+    /// `bytes` every `per`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bufslab_server::{Config, MinBodyRate};
+    ///
+    /// let mut config = Config::default();
+    /// // At least 1 KiB every 5 seconds (about 200 bytes a second), as a floor for uploads.
+    /// config.min_body_rate = Some(MinBodyRate::new(1024, Duration::from_secs(5)));
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn new(bytes: u64, per: Duration) -> MinBodyRate {
+        MinBodyRate { bytes, per }
+    }
 }
 
 impl Default for Config {
@@ -172,6 +207,7 @@ impl Default for Config {
             alloc_counter: None,
             server_name: None,
             out_blocks: 16,
+            min_body_rate: None,
         }
     }
 }
@@ -244,6 +280,14 @@ impl Config {
                 return Err(ConfigError::ServerName);
             }
         }
+        if let Some(rate) = self.min_body_rate {
+            if rate.per.is_zero() {
+                return Err(ConfigError::ZeroTimeout("min-body-rate interval"));
+            }
+            if rate.bytes == 0 {
+                return Err(ConfigError::Zero("min-body-rate bytes"));
+            }
+        }
         if !(4..=1024).contains(&self.out_blocks) {
             return Err(ConfigError::OutBlocks(self.out_blocks));
         }
@@ -272,12 +316,13 @@ impl Config {
         self.out_blocks / 2 * SMALL_BLOCK
     }
 
-    /// Free output slots a connection needs to take the next pipelined head: a whole body of
-    /// [`whole_body_limit`](Self::whole_body_limit) fills that many blocks, plus one for a
-    /// head of ordinary size and one for the bytes left unused where a header line or the
-    /// head's end did not fit the rest of a block.
-    pub(crate) fn head_slots(&self) -> usize {
-        self.out_blocks / 2 + 2
+    /// The most output entries a connection may have queued when it takes the next pipelined
+    /// head. The response then has the other slots: a whole body of
+    /// [`whole_body_limit`](Self::whole_body_limit) fills half of them, one more holds a head
+    /// of ordinary size, and one the bytes left unused where a header line or the head's end
+    /// did not fit the rest of a block.
+    pub(crate) fn head_gate(&self) -> usize {
+        self.out_blocks - (self.out_blocks / 2 + 2)
     }
 
     /// Block size of the large class: a request head that outgrows a small block moves there,

@@ -143,9 +143,13 @@ pub(crate) struct Env<'a, F: FreeList, S> {
     pub(crate) counters: &'a WorkerCounters,
     pub(crate) max_body: u64,
     pub(crate) large_block: usize,
-    /// Free output slots a connection needs before it takes the next pipelined head: room for
-    /// a whole response of the size every one is promised (`Config::whole_body_limit`).
-    pub(crate) head_slots: usize,
+    /// The most output entries a connection may have queued when it takes the next pipelined
+    /// head: beyond, what is queued is sent first, so that every response finds room for a
+    /// whole body of `Config::whole_body_limit`.
+    pub(crate) head_gate: usize,
+    /// `Config::min_body_rate`'s bytes: what a body being read must move on by each time its
+    /// deadline passes (0: no minimum).
+    pub(crate) min_body_bytes: u64,
     /// The server is shutting down: every response says `Connection: close`.
     pub(crate) shutting_down: bool,
     /// The worker's service.
@@ -275,6 +279,8 @@ impl<T: Default> Conn<T> {
     pub(crate) fn timer_kind(&self) -> TimerKind {
         match self.phase {
             Phase::Drain { .. } => TimerKind::Drain,
+            // Waiting for body bytes (not for the peer to read our output).
+            Phase::Body(_) if self.out.is_empty() => TimerKind::Body,
             // Input behind an exchange the service has not settled (a deferred answer, a
             // pulled body) is no head being received: the connection waits for its service.
             Phase::Head
@@ -331,7 +337,35 @@ impl<T: Default> Conn<T> {
                 }
             }
             TimerKind::Idle => WorkerCounters::add(&env.counters.idle_timeouts, 1),
+            TimerKind::Body => return self.body_deadline(env),
             TimerKind::Drain => {}
+        }
+        self.release();
+        false
+    }
+
+    /// A body's rate deadline passed: it goes on (`true`, armed again by the next run) if it
+    /// moved on by the minimum since the last time; otherwise it is answered `408` while its
+    /// response can still be taken back (`true`: run to send it), else the connection closes.
+    #[cold]
+    fn body_deadline<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> bool {
+        let Phase::Body(body) = &mut self.phase else {
+            return true;
+        };
+        if body.take_progress() >= env.min_body_bytes {
+            return true;
+        }
+        WorkerCounters::add(&env.counters.slow_bodies, 1);
+        if let Some(start) = body.unsent_from() {
+            self.out.truncate(start);
+            self.ex.begin_closing(false);
+            if self.final_error(env, 408, false).is_ok() {
+                WorkerCounters::add(&env.counters.requests, 1);
+                return true;
+            }
         }
         self.release();
         false
@@ -655,7 +689,7 @@ impl<T: Default> Conn<T> {
         // Backpressure: the next pipelined head waits until the output has room for a whole
         // response of the promised size, so no response finds the queue full; what is queued
         // is sent first (the serving loop sends on `OutputFull`).
-        if self.out.free_slots() < env.head_slots && !self.out.is_empty() {
+        if self.out.blocks() > env.head_gate {
             return Err(Blocked::OutputFull);
         }
         let Some(rb) = self.rbuf.as_mut() else {

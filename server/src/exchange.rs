@@ -568,10 +568,6 @@ impl<'a> Exchange<'a> {
         if !self.st.may_start() {
             return Err(self.st.fail(ResponseError::AlreadyStarted));
         }
-        if r.body.len() > self.ctx.whole_body {
-            let (len, limit) = (r.body.len(), self.ctx.whole_body);
-            return Err(self.st.fail(ResponseError::TooLarge { len, limit }));
-        }
         let body = if self.st.head_only() {
             &[][..]
         } else {
@@ -580,11 +576,25 @@ impl<'a> Exchange<'a> {
         let keep = self.st.keep();
         let need = r.head.len() + DATE_AND_CONNECTION + body.len();
         let (date, http10) = (self.ctx.date, self.st.is(flag::HTTP10));
-        self.write_in(need, |out| {
-            out.put(&r.head);
-            finish_head(out, date, keep, http10);
-            out.put(body);
-        })?;
+        if need <= INLINE_BODY + HEAD_END {
+            // The common case: the whole response into room looked up once.
+            self.write_in(need, |out| {
+                out.put(&r.head);
+                finish_head(out, date, keep, http10);
+                out.put(body);
+            })?;
+        } else {
+            // Larger than a piece that may go into one block: across blocks.
+            if r.body.len() > self.ctx.whole_body {
+                let (len, limit) = (r.body.len(), self.ctx.whole_body);
+                return Err(self.st.fail(ResponseError::TooLarge { len, limit }));
+            }
+            self.put(&r.head)?;
+            self.write_in(DATE_AND_CONNECTION, |out| {
+                finish_head(out, date, keep, http10);
+            })?;
+            self.put(body)?;
+        }
         self.st.progress = Progress::Done;
         Ok(())
     }
@@ -613,7 +623,9 @@ impl<'a> Exchange<'a> {
             }
             Progress::Chunked => self.put_chunk(data),
             Progress::UntilClose => self.put(data),
-            Progress::Done if self.st.head_only() => Ok(()),
+            // Nothing to write is no misuse, even once the body is complete (a loop that
+            // writes what fits may end on an empty piece).
+            Progress::Done if self.st.head_only() || data.is_empty() => Ok(()),
             _ => Err(self.st.fail(ResponseError::NotStreaming)),
         }
     }

@@ -115,7 +115,8 @@ pub fn run(data: &[u8]) {
             counters: &shared.counters[0],
             max_body: MAX_BODY,
             large_block: cfg.large_block(),
-            head_slots: cfg.head_slots(),
+            head_gate: cfg.head_gate(),
+            min_body_bytes: 0,
             shutting_down: false,
             service: &mut service,
         };

@@ -77,7 +77,7 @@ mod wait_queue;
 mod worker;
 
 pub use body_writer::BodyWriter;
-pub use config::{Config, ConfigError, IoMode, PoolConfig, Strategy, SMALL_BLOCK};
+pub use config::{Config, ConfigError, IoMode, MinBodyRate, PoolConfig, Strategy, SMALL_BLOCK};
 pub use deferred::{Deferred, Mailbox};
 pub use exchange::{Exchange, Response, ResponseError, StaticHead, StaticResponse};
 pub use owned_body::OwnedBody;

@@ -8,10 +8,10 @@
 //! much went out with [`OutQueue::consume`]. An entry that is fully sent is dropped at once:
 //! a pooled block goes back to the pool.
 //!
-//! The ring has `Config::out_blocks` slots. The connection takes the next pipelined head only
-//! while half of them are free (see `Conn::head`), so a whole response of up to half the
-//! ring always fits wherever it falls in a batch; the index arithmetic wraps by compare, not
-//! by a division.
+//! The queue has `Config::out_blocks` slots. The connection takes the next pipelined head only
+//! while more than half of them are free (see `Conn::head`), so a whole response of up to half
+//! the queue always fits wherever it falls in a batch; the ring's index arithmetic wraps by
+//! compare, not by a division.
 
 use std::io::IoSlice;
 
@@ -94,86 +94,84 @@ impl OutBuf {
     }
 }
 
-/// The output entries of one connection, oldest first.
+/// The output entries of one connection, oldest first: sealed entries in a ring (blocks the
+/// engine moved on from, owned bodies), then the block being written into. That block is a
+/// field of its own so that the writes of a response, several per response, reach it with one
+/// check and no ring index.
 #[derive(Debug)]
 pub(crate) struct OutQueue {
-    bufs: Box<[Option<OutBuf>]>,
-    /// The slot of the oldest entry.
+    ring: Box<[Option<OutBuf>]>,
+    /// The slot of the oldest sealed entry.
     head: usize,
+    /// Sealed entries.
     len: usize,
+    /// The block the next bytes go into, after every sealed entry.
+    tail: Option<PoolBuf>,
 }
 
 impl OutQueue {
-    /// An empty queue of `slots` entries (at least 2).
+    /// An empty queue of `slots` entries (at least 2), the tail block included.
     pub(crate) fn new(slots: usize) -> OutQueue {
         OutQueue {
-            bufs: (0..slots.max(2)).map(|_| None).collect(),
+            ring: (0..slots.max(2)).map(|_| None).collect(),
             head: 0,
             len: 0,
+            tail: None,
         }
     }
 
     /// No entry is queued.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len == 0 && self.tail.is_none()
+    }
+
+    /// Entries queued (the count of slices [`slices`](Self::slices) may give).
+    #[inline(always)]
+    pub(crate) fn blocks(&self) -> usize {
+        self.len + usize::from(self.tail.is_some())
     }
 
     #[inline(always)]
     fn is_full(&self) -> bool {
-        self.len == self.bufs.len()
+        self.blocks() >= self.ring.len()
     }
 
-    /// Slots not in use.
-    #[inline(always)]
-    pub(crate) fn free_slots(&self) -> usize {
-        self.bufs.len() - self.len
-    }
-
-    /// The slot `i` entries after the oldest.
+    /// The ring slot `i` sealed entries after the oldest.
     #[inline(always)]
     fn at(&self, i: usize) -> usize {
         let k = self.head + i;
-        if k >= self.bufs.len() {
-            k - self.bufs.len()
+        if k >= self.ring.len() {
+            k - self.ring.len()
         } else {
             k
         }
     }
 
     fn entry(&self, i: usize) -> Option<&OutBuf> {
-        self.bufs.get(self.at(i)).and_then(Option::as_ref)
+        self.ring.get(self.at(i)).and_then(Option::as_ref)
     }
 
-    #[inline(always)]
-    fn tail(&mut self) -> Option<&mut PoolBuf> {
-        if self.len == 0 {
-            return None;
-        }
-        let i = self.at(self.len - 1);
-        match self.bufs.get_mut(i) {
-            Some(Some(OutBuf::Buf(b))) => Some(b),
-            _ => None,
-        }
-    }
-
-    /// Queues `buf` behind the others. `Err(buf)` when the queue is full.
+    /// Moves the tail block into the ring: the next bytes go into a block behind it.
     #[inline]
-    fn push_entry(&mut self, buf: OutBuf) -> Result<(), OutBuf> {
-        if self.is_full() {
-            return Err(buf);
+    fn seal(&mut self) {
+        if let Some(t) = self.tail.take() {
+            let i = self.at(self.len);
+            if let Some(slot) = self.ring.get_mut(i) {
+                *slot = Some(OutBuf::Buf(t));
+                self.len += 1;
+            }
         }
-        let i = self.at(self.len);
-        self.bufs[i] = Some(buf);
-        self.len += 1;
-        Ok(())
     }
 
     /// Queues a block the engine writes into (ignored when the queue is full; callers check
     /// first).
     #[inline]
     pub(crate) fn push(&mut self, buf: PoolBuf) {
-        let _ = self.push_entry(OutBuf::Buf(buf));
+        if !self.is_full() {
+            self.seal();
+            self.tail = Some(buf);
+        }
     }
 
     /// Queues a body a service handed over, as it is: nothing is written into it, and it is
@@ -185,12 +183,19 @@ impl OutQueue {
         if buf.len() == 0 {
             return Ok(());
         }
+        if self.is_full() {
+            return Err(buf);
+        }
+        self.seal();
         // A block handed over as `Buf` would take the engine's next bytes.
         let buf = match buf {
             OutBuf::Buf(b) => OutBuf::Owned(b),
             other => other,
         };
-        self.push_entry(buf)
+        let i = self.at(self.len);
+        self.ring[i] = Some(buf);
+        self.len += 1;
+        Ok(())
     }
 
     /// Queues a block in front of the others (ignored when the queue is full): the read
@@ -198,13 +203,13 @@ impl OutQueue {
     /// the queue were written behind it.
     #[inline]
     pub(crate) fn push_front(&mut self, buf: PoolBuf) {
-        if !self.is_full() {
-            self.head = if self.head == 0 {
-                self.bufs.len() - 1
-            } else {
-                self.head - 1
-            };
-            self.bufs[self.head] = Some(OutBuf::Buf(buf));
+        // The common case, a response written whole behind its head: the block is the only
+        // entry, and the tail (one check away from the send) rather than a ring slot.
+        if self.is_empty() {
+            self.tail = Some(buf);
+        } else if !self.is_full() {
+            self.head = self.head.checked_sub(1).unwrap_or(self.ring.len() - 1);
+            self.ring[self.head] = Some(OutBuf::Buf(buf));
             self.len += 1;
         }
     }
@@ -216,11 +221,14 @@ impl OutQueue {
         blocks: &C,
         room: usize,
     ) -> Result<&mut PoolBuf, Blocked> {
-        let fits = self.tail().is_some_and(|t| t.spare_capacity() >= room);
+        let fits = self
+            .tail
+            .as_ref()
+            .is_some_and(|t| t.spare_capacity() >= room);
         if !fits {
             self.grow(blocks, room)?;
         }
-        self.tail().ok_or(Blocked::Pool)
+        self.tail.as_mut().ok_or(Blocked::Pool)
     }
 
     /// [`reserve`](Self::reserve), returning the bytes queued before the room: where what is
@@ -232,8 +240,8 @@ impl OutQueue {
         room: usize,
     ) -> Result<usize, Blocked> {
         let in_tail = self.reserve(blocks, room)?.len();
-        // One block, the common case of pipelined responses: the tail's bytes are all.
-        Ok(if self.len == 1 {
+        // Nothing sealed, the common case of pipelined responses: the tail's bytes are all.
+        Ok(if self.len == 0 {
             in_tail
         } else {
             self.queued()
@@ -253,20 +261,18 @@ impl OutQueue {
         Ok(())
     }
 
-    /// Spare bytes of the last block, if the engine may write into it (0 otherwise).
+    /// Spare bytes of the block being written into (0 with none).
     pub(crate) fn tail_spare(&self) -> usize {
-        match self.len.checked_sub(1).and_then(|i| self.entry(i)) {
-            Some(OutBuf::Buf(b)) => b.spare_capacity(),
-            _ => 0,
-        }
+        self.tail.as_ref().map_or(0, PoolBuf::spare_capacity)
     }
 
     /// Bytes queued and not yet sent.
     pub(crate) fn queued(&self) -> usize {
-        (0..self.len)
+        let sealed: usize = (0..self.len)
             .filter_map(|i| self.entry(i))
             .map(OutBuf::len)
-            .sum()
+            .sum();
+        sealed + self.tail.as_ref().map_or(0, |t| t.len())
     }
 
     /// Keeps the first `len` queued bytes and drops the entries after them.
@@ -274,7 +280,7 @@ impl OutQueue {
         let mut keep = 0;
         while keep < self.len && len > 0 {
             let i = self.at(keep);
-            let Some(b) = self.bufs[i].as_mut() else {
+            let Some(b) = self.ring[i].as_mut() else {
                 break;
             };
             let take = len.min(b.len());
@@ -284,9 +290,14 @@ impl OutQueue {
         }
         for k in keep..self.len {
             let i = self.at(k);
-            self.bufs[i] = None;
+            self.ring[i] = None;
         }
+        let all_sealed_kept = keep == self.len;
         self.len = keep;
+        match self.tail.as_mut() {
+            Some(t) if all_sealed_kept && len > 0 => t.truncate(len.min(t.len())),
+            _ => self.tail = None,
+        }
     }
 
     /// Drops entries at the front that hold nothing to send: a block reserved for output that
@@ -294,15 +305,18 @@ impl OutQueue {
     /// peer.
     #[inline]
     pub(crate) fn settle(&mut self) {
-        while self.len > 0 && self.bufs[self.head].as_ref().map_or(true, |b| b.len() == 0) {
-            self.pop_front();
+        while self.len > 0 && self.ring[self.head].as_ref().map_or(true, |b| b.len() == 0) {
+            self.pop_sealed();
+        }
+        if self.len == 0 && self.tail.as_ref().is_some_and(|t| t.is_empty()) {
+            self.tail = None;
         }
     }
 
-    /// Drops the oldest entry: a pooled block goes back to the pool.
+    /// Drops the oldest sealed entry: a pooled block goes back to the pool.
     #[inline(always)]
-    fn pop_front(&mut self) {
-        self.bufs[self.head] = None;
+    fn pop_sealed(&mut self) {
+        self.ring[self.head] = None;
         self.head = self.at(1);
         self.len -= 1;
     }
@@ -310,57 +324,74 @@ impl OutQueue {
     /// The entries to send, oldest first, as slices in `slices` (at most its length); returns
     /// how many. The first alone is what a plain `send` would take.
     pub(crate) fn slices<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize {
+        let sealed = (0..self.len)
+            .filter_map(|i| self.entry(i))
+            .map(OutBuf::bytes);
+        let tail = self.tail.as_deref();
         let mut n = 0;
-        for i in 0..self.len {
-            if n == slices.len() {
-                break;
-            }
-            if let Some(b) = self.entry(i).filter(|b| b.len() > 0) {
-                slices[n] = IoSlice::new(b.bytes());
-                n += 1;
-            }
+        for (b, s) in sealed
+            .chain(tail)
+            .filter(|b| !b.is_empty())
+            .zip(slices.iter_mut())
+        {
+            *s = IoSlice::new(b);
+            n += 1;
         }
         n
     }
 
     /// The oldest entry's bytes (empty when nothing is queued).
+    #[inline]
     pub(crate) fn front(&self) -> &[u8] {
-        match self.entry(0) {
-            Some(b) if self.len > 0 => b.bytes(),
-            _ => &[],
+        if self.len > 0 {
+            return self.entry(0).map_or(&[], OutBuf::bytes);
         }
-    }
-
-    /// Entries queued (the count of slices [`slices`](Self::slices) may give).
-    #[inline(always)]
-    pub(crate) fn blocks(&self) -> usize {
-        self.len
+        self.tail.as_deref().unwrap_or_default()
     }
 
     /// `n` bytes were sent: drops them from the front; fully sent entries go at once.
     #[inline]
     pub(crate) fn consume(&mut self, mut n: usize) {
+        if self.len > 0 {
+            n = self.consume_sealed(n);
+        }
+        if n > 0 {
+            if let Some(t) = self.tail.as_mut() {
+                if n < t.len() {
+                    t.advance(n);
+                } else {
+                    self.tail = None;
+                }
+            }
+        }
+    }
+
+    /// [`consume`](Self::consume) of the sealed entries; returns what is left of `n` for the
+    /// tail.
+    fn consume_sealed(&mut self, mut n: usize) -> usize {
         while n > 0 && self.len > 0 {
-            let Some(b) = self.bufs[self.head].as_mut() else {
-                return;
+            let Some(b) = self.ring[self.head].as_mut() else {
+                return 0;
             };
             let len = b.len();
             if n < len {
                 b.advance(n);
-                return;
+                return 0;
             }
             n -= len;
-            self.pop_front();
+            self.pop_sealed();
         }
+        n
     }
 
     /// Drops every entry.
     pub(crate) fn clear(&mut self) {
-        for b in self.bufs.iter_mut() {
+        for b in self.ring.iter_mut() {
             *b = None;
         }
         self.head = 0;
         self.len = 0;
+        self.tail = None;
     }
 }
 

@@ -39,6 +39,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) accept_backoffs: AtomicU64,
     pub(crate) late_body_faults: AtomicU64,
     pub(crate) service_errors: AtomicU64,
+    pub(crate) slow_bodies: AtomicU64,
     /// Blocks in the worker's io_uring buffer ring (rented from the pool, waiting for data).
     pub(crate) ring_blocks: AtomicU64,
     pub(crate) receive_pauses: AtomicU64,
@@ -129,6 +130,9 @@ pub struct ServerStats {
     /// the pool ran dry) was sent in their place, or the connection closed once some of the
     /// response had gone out.
     pub service_errors: u64,
+    /// Request bodies that came slower than `Config::min_body_rate`: answered 408 (or the
+    /// connection closed, once the response had started going out).
+    pub slow_bodies: u64,
     /// Times the io_uring driver stopped receiving on a connection because its input came
     /// faster than the connection took it (the multishot receive cancelled, then armed again
     /// once the input was taken: the peer meets TCP's flow control). Always 0 under epoll,
@@ -164,6 +168,7 @@ pub(crate) fn snapshot(
         s.accept_backoffs += w.accept_backoffs.load(Relaxed);
         s.late_body_faults += w.late_body_faults.load(Relaxed);
         s.service_errors += w.service_errors.load(Relaxed);
+        s.slow_bodies += w.slow_bodies.load(Relaxed);
         s.receive_pauses += w.receive_pauses.load(Relaxed);
     }
     s.driver = "epoll";

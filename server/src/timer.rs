@@ -21,9 +21,12 @@ pub(crate) enum TimerKind {
     /// Lingering close: reading and discarding what the peer still sends after our final
     /// response, so that closing does not reset the connection under that response.
     Drain = 2,
+    /// Reading a request body under `Config::min_body_rate`: each time it passes, the body
+    /// must have moved on by the rate's bytes since the last time. Not refreshed by progress.
+    Body = 3,
 }
 
-const KINDS: usize = 3;
+const KINDS: usize = 4;
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
@@ -50,11 +53,19 @@ struct List {
 pub(crate) struct Timers {
     links: Vec<Link>,
     lists: [List; KINDS],
+    /// The lists in use: the body list only with a minimum body rate.
+    active: usize,
 }
 
 impl Timers {
     /// Lists for `slots` connections with the given timeouts.
-    pub(crate) fn new(slots: usize, idle: Duration, header: Duration, drain: Duration) -> Self {
+    pub(crate) fn new(
+        slots: usize,
+        idle: Duration,
+        header: Duration,
+        drain: Duration,
+        body: Option<Duration>,
+    ) -> Self {
         let now = Instant::now();
         let list = |timeout: Duration| List {
             head: NIL,
@@ -72,7 +83,13 @@ impl Timers {
                 };
                 slots
             ],
-            lists: [list(idle), list(header), list(drain)],
+            lists: [
+                list(idle),
+                list(header),
+                list(drain),
+                list(body.unwrap_or(idle)),
+            ],
+            active: if body.is_some() { KINDS } else { KINDS - 1 },
         }
     }
 
@@ -152,25 +169,31 @@ impl Timers {
 
     /// The earliest deadline over all lists.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.lists
-            .iter()
-            .filter_map(|l| self.links.get(l.head as usize).map(|h| h.deadline))
-            .min()
+        let head = |l: &List| self.links.get(l.head as usize).map(|h| h.deadline);
+        // The body list only where it is in use: the others' loop has a length known here.
+        let first = self.lists[..KINDS - 1].iter().filter_map(head).min();
+        if self.active < KINDS {
+            return first;
+        }
+        match (first, head(&self.lists[KINDS - 1])) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Takes one expired connection off its list, with the kind that expired.
     pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<(usize, TimerKind)> {
-        for list in self.lists {
-            if let Some(head) = self.links.get(list.head as usize) {
-                if head.deadline <= now {
-                    let kind = head.kind?;
-                    let slot = list.head as usize;
-                    self.disarm(slot);
-                    return Some((slot, kind));
-                }
-            }
-        }
-        None
+        let expired = |list: &List| {
+            let head = self.links.get(list.head as usize)?;
+            (head.deadline <= now).then_some((list.head as usize, head.kind?))
+        };
+        let [idle, header, drain, body] = &self.lists;
+        let (slot, kind) = expired(idle)
+            .or_else(|| expired(header))
+            .or_else(|| expired(drain))
+            .or_else(|| (self.active == KINDS).then(|| expired(body)).flatten())?;
+        self.disarm(slot);
+        Some((slot, kind))
     }
 }
 
@@ -181,7 +204,7 @@ mod tests {
     #[test]
     fn lists_expire_in_order_and_rearm_moves_to_tail() {
         let ms = Duration::from_millis;
-        let mut t = Timers::new(8, ms(100), ms(10), ms(50));
+        let mut t = Timers::new(8, ms(100), ms(10), ms(50), None);
         let t0 = Instant::now();
         t.arm(1, TimerKind::Idle, t0);
         t.arm(2, TimerKind::Idle, t0 + ms(1));
@@ -207,7 +230,7 @@ mod tests {
     #[test]
     fn refresh_moves_a_slot_only_once_per_grain() {
         let ms = Duration::from_millis;
-        let mut t = Timers::new(4, ms(640), ms(10), ms(50));
+        let mut t = Timers::new(4, ms(640), ms(10), ms(50), Some(ms(640)));
         let t0 = Instant::now();
         t.arm(1, TimerKind::Idle, t0);
         t.arm(2, TimerKind::Idle, t0 + ms(1));

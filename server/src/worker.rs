@@ -69,7 +69,8 @@ macro_rules! env {
             counters: &$w.base.shared.counters[$w.base.id],
             max_body: $w.base.cfg.max_body,
             large_block: $w.base.large_block,
-            head_slots: $w.base.head_slots,
+            head_gate: $w.base.head_gate,
+            min_body_bytes: $w.base.cfg.min_body_rate.map_or(0, |r| r.bytes),
             shutting_down: $shutting_down,
             service: &mut $w.base.service,
         }
@@ -459,8 +460,8 @@ pub(crate) struct WorkerBase<F: FreeList, S: Service> {
     /// The most `Response::body_with` may write: the whole-body limit, or what one block of
     /// the large class holds besides the head's end.
     pub(crate) body_with_max: usize,
-    /// `Config::head_slots`.
-    pub(crate) head_slots: usize,
+    /// `Config::head_gate`.
+    pub(crate) head_gate: usize,
     /// Connections waiting for the pool, oldest first (see [`wake_pool_waiters`]).
     pub(crate) pool_waiters: WaitQueue,
     /// The blocks each connection held after its last turn (see [`holds`](Self::holds)).
@@ -497,6 +498,7 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
                 cfg.idle_timeout,
                 cfg.header_timeout,
                 cfg.idle_timeout.min(MAX_DRAIN),
+                cfg.min_body_rate.map(|r| r.per),
             ),
             slots: vec![HeaderSlot::EMPTY; HEADER_SLOTS],
             slots_owner: None,
@@ -508,7 +510,7 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
             body_with_max: cfg
                 .whole_body_limit()
                 .min(cfg.large_block().saturating_sub(crate::exchange::HEAD_END)),
-            head_slots: cfg.head_slots(),
+            head_gate: cfg.head_gate(),
             pool_waiters: WaitQueue::new(n),
             held: vec![0; n],
             blocks_returned: false,
@@ -675,6 +677,11 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
     /// with the bytes read or written.
     #[inline]
     pub(crate) fn rearm(&mut self, slot: usize, want: TimerKind, progress: bool, now: Instant) {
+        // Without a minimum body rate, a body being read is under the idle deadline.
+        let want = match want {
+            TimerKind::Body if self.cfg.min_body_rate.is_none() => TimerKind::Idle,
+            other => other,
+        };
         let refresh = want == TimerKind::Idle && progress;
         if self.timers.kind(slot) != Some(want) {
             self.timers.arm(slot, want, now);

@@ -1,15 +1,19 @@
 //! Zero heap allocations per request through the service API, after warm-up, under each
 //! driver: a service that answers at once, reads a body and writes it back as it arrives,
-//! pulls a 20 KB body as the output drains, defers an answer to another thread, and serializes
-//! JSON in place (`body_with`). Counted by dhat over the whole process: the server's threads,
+//! pulls a 20 KB body as the output drains, defers an answer to another thread, serializes
+//! JSON in place (`body_with`), and hands over owned bodies: a 16 KiB value kept frozen in a
+//! block rented from the engine's pool, a block rented per response, and static `Bytes`.
+//! Counted by dhat over the whole process: the server's threads,
 //! the answering thread and this test's client, which reads into stack buffers and writes
 //! static bytes. dhat allows one profiler per process: one test in this file.
 
 use std::net::TcpStream;
 use std::sync::mpsc::{sync_channel, SyncSender};
 
+use bufslab::PoolBytes;
 use bufslab_http::{BodyFraming, KnownHeader, Request};
 use bufslab_server::{Deferred, Exchange, IoMode, Service, StaticResponse, WorkerInfo};
+use bytes::BufMut;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -19,7 +23,12 @@ const ECHO: &[u8] = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\
 const PULL: &[u8] = b"GET /pull HTTP/1.1\r\nHost: t\r\n\r\n";
 const DEFER: &[u8] = b"GET /defer HTTP/1.1\r\nHost: t\r\n\r\n";
 const JSON: &[u8] = b"GET /json HTTP/1.1\r\nHost: t\r\n\r\n";
-const REQUESTS: [&[u8]; 5] = [NOW, ECHO, PULL, DEFER, JSON];
+const VALUE: &[u8] = b"GET /value HTTP/1.1\r\nHost: t\r\n\r\n";
+const RENTED: &[u8] = b"GET /rented HTTP/1.1\r\nHost: t\r\n\r\n";
+const STATIC: &[u8] = b"GET /static HTTP/1.1\r\nHost: t\r\n\r\n";
+const REQUESTS: [&[u8]; 8] = [NOW, ECHO, PULL, DEFER, JSON, VALUE, RENTED, STATIC];
+/// The length of the value `/value` sends by reference.
+const VALUE_LEN: usize = 16 * 1024;
 
 /// The `/json` body, serialized in place.
 #[derive(serde::Serialize)]
@@ -42,6 +51,8 @@ enum State {
 
 struct Svc {
     now: StaticResponse,
+    /// A value kept in a block of the engine's pool, rented at the first request.
+    value: Option<PoolBytes>,
     /// Deferred exchanges go to the answering thread.
     jobs: SyncSender<Deferred>,
 }
@@ -67,6 +78,22 @@ impl Service for Svc {
             b"/json" => ex.respond(200).body_with(64, |w| {
                 serde_json::to_writer(w, &Message { message: "Hello" })
             }),
+            b"/value" => {
+                let value = self.value.get_or_insert_with(|| {
+                    let mut b = ex.rent(VALUE_LEN).expect("a block for the value");
+                    b.put_bytes(b'v', VALUE_LEN);
+                    b.freeze()
+                });
+                ex.respond(200).body_owned(value.clone())
+            }
+            b"/rented" => {
+                let mut b = ex.rent(64).expect("a block");
+                b.put_slice(b"rented per response");
+                ex.respond(200).body_owned(b)
+            }
+            b"/static" => ex
+                .respond(200)
+                .body_owned(bytes::Bytes::from_static(b"static bytes")),
             _ => ex.respond(404).body(b""),
         };
         r.unwrap();
@@ -110,6 +137,7 @@ fn make(info: WorkerInfo) -> Svc {
     let now = StaticResponse::new(200, &[(KnownHeader::ContentType, b"text/plain")], b"now");
     Svc {
         now: now.unwrap(),
+        value: None,
         jobs,
     }
 }
@@ -144,7 +172,7 @@ fn the_service_api_allocates_nothing_per_request() {
         assert_eq!(
             after.total_blocks - before.total_blocks,
             0,
-            "{io:?}: heap allocations in {served} requests (answered at once, echoed, pulled, deferred, written in place)"
+            "{io:?}: heap allocations in {served} requests (answered at once, echoed, pulled, deferred, written in place, owned)"
         );
         drop(c);
         let stats = server.stop().unwrap().stats;

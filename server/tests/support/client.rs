@@ -46,18 +46,31 @@ pub fn exchange(s: &mut TcpStream, req: &[u8], len: usize) -> u16 {
         .fold(0, |acc, b| acc * 10 + u16::from(b - b'0'))
 }
 
+/// One worker under `io` on a free port, the rest as default.
+pub fn config(io: bufslab_server::IoMode) -> bufslab_server::Config {
+    bufslab_server::Config {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        workers: 1,
+        io,
+        ..bufslab_server::Config::default()
+    }
+}
+
 /// Starts `make`'s service on one worker under `io` on a free port; `None` (said on stderr)
 /// where io_uring is refused here.
 pub fn start_under<M: bufslab_server::MakeService>(
     io: bufslab_server::IoMode,
     make: M,
 ) -> Option<bufslab_server::ServerHandle> {
-    let config = bufslab_server::Config {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        workers: 1,
-        io,
-        ..bufslab_server::Config::default()
-    };
+    start_with(config(io), make)
+}
+
+/// Starts `make`'s service with `config`; `None` (said on stderr) where io_uring is refused
+/// here.
+pub fn start_with<M: bufslab_server::MakeService>(
+    config: bufslab_server::Config,
+    make: M,
+) -> Option<bufslab_server::ServerHandle> {
     match bufslab_server::Server::start(config, make) {
         Ok(s) => Some(s),
         Err(bufslab_server::ServerError::Uring(e)) => {
