@@ -5,6 +5,8 @@
 //! build`, this test's profile), a no-op after `cargo test --workspace` has built them. dhat
 //! runs one profiler at a time, so this file holds a single test.
 
+mod common;
+
 use alloc_reports::gate::Gate;
 use alloc_reports::measure::{Measurement, Method};
 use alloc_reports::subject::{builtin, Hyper, Subject};
@@ -43,7 +45,7 @@ fn server_binaries_are_counted() {
                 name, "server-demo-bin-epoll",
                 "epoll cannot be refused: {reason}"
             );
-            eprintln!("{name}: skipped: {reason}");
+            common::skip_uring_subject(name, &reason);
             continue;
         }
         let verdict = Gate::default()

@@ -2,10 +2,12 @@
 //! io_uring), through the library's gate ([`alloc_reports::gate::Gate`]): a keep-alive scenario
 //! must not allocate at all in its measured window, and a per-connection one must stay within
 //! [`ALLOCS_PER_CONNECTION_BOUND`](alloc_reports::scenario::ALLOCS_PER_CONNECTION_BOUND). The
-//! gate is server-demo's alone (other subjects are reported, not gated). Where io_uring is
-//! refused, the uring runs are skipped with the reason printed; epoll's always run. dhat allows
-//! one profiler at a time, so this file holds a single test that walks the drivers and
-//! scenarios one profiler after another.
+//! gate is server-demo's alone (other subjects are reported, not gated). Where the kernel
+//! refuses io_uring, the uring runs are skipped with the reason printed (`common`); epoll's
+//! always run. dhat allows one profiler at a time, so this file holds a single test that walks
+//! the drivers and scenarios one profiler after another.
+
+mod common;
 
 use alloc_reports::gate::Gate;
 use alloc_reports::subject::{ServerDemo, Subject};
@@ -22,7 +24,7 @@ fn no_scenario_allocates_per_request() {
         let subject = ServerDemo::with_io(io);
         if let Some(reason) = subject.unavailable() {
             assert_ne!(io, IoMode::Epoll, "epoll cannot be refused: {reason}");
-            eprintln!("{}: skipped: {reason}", subject.name());
+            common::skip_uring_subject(subject.name(), &reason);
             continue;
         }
         let verdict = Gate::default()

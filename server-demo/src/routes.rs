@@ -71,6 +71,8 @@ pub enum Echo {
 pub struct Demo {
     plaintext: StaticResponse,
     json: StaticHead,
+    /// `/stats` is a snapshot of a moment: a cache that kept one would show stale counters.
+    stats: StaticHead,
 }
 
 impl Demo {
@@ -85,9 +87,18 @@ impl Demo {
             Ok(h) => h,
             Err(e) => unreachable!("the json head is valid: {e}"),
         };
+        let headers: [(KnownHeader, &[u8]); 2] = [
+            (KnownHeader::ContentType, b"application/json"),
+            (KnownHeader::CacheControl, b"no-store"),
+        ];
+        let stats = match StaticHead::new(200, &headers) {
+            Ok(h) => h,
+            Err(e) => unreachable!("the stats head is valid: {e}"),
+        };
         Demo {
             plaintext: plaintext_response(),
             json,
+            stats,
         }
     }
 }
@@ -121,7 +132,7 @@ impl Service for Demo {
             ),
             Route::Stats => {
                 let stats = ex.stats();
-                json::<STATS_ROOM, _>(ex, &self.json, &stats)
+                json::<STATS_ROOM, _>(ex, &self.stats, &stats)
             }
             Route::NotFound => error(ex, 404, None),
             Route::MethodNotAllowed(allow) => error(ex, 405, Some(allow)),

@@ -28,10 +28,11 @@ fn cap_fd_limit() -> u64 {
 #[test]
 fn emfile_on_accept_backs_off_and_recovers() {
     each_driver("emfile_on_accept_backs_off_and_recovers", || {
-        let limit = cap_fd_limit();
         let mut cfg = config();
         cfg.workers = 1;
         let server = start(cfg);
+        // After the start, which raises the soft limit to the hard one.
+        let limit = cap_fd_limit();
         let addr = server.local_addr();
         let mut warm = Client::new(addr);
         assert_eq!(warm.request(GET_PLAINTEXT).body, HELLO);

@@ -264,6 +264,7 @@ fn method_not_allowed_and_not_found() {
     assert_eq!(c.request(GET_PLAINTEXT).body, HELLO);
     let r = c.request(b"GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 200);
+    assert_eq!(r.header("cache-control"), Some("no-store"));
     let text = String::from_utf8(r.body).unwrap();
     assert!(
         text.contains("\"requests\":") && text.contains("\"rented_blocks\":"),

@@ -3,7 +3,7 @@
 //! graceful shutdown with requests in flight leaves no block rented, and where io_uring is
 //! refused (here: a seccomp filter on the binary) `--io uring` exits with status 2 and the
 //! reason while `--io auto` falls back to epoll. The io_uring runs print `skipped: <reason>`
-//! where io_uring cannot run.
+//! where the kernel refuses io_uring (see `common::uring_refused`).
 
 mod common;
 
@@ -20,7 +20,7 @@ fn drivers(test: &str) -> Vec<IoMode> {
     let mut modes = vec![IoMode::Epoll];
     match uring_refused() {
         None => modes.push(IoMode::Uring),
-        Some(why) => println!("skipped: {test} under io_uring: {why}"),
+        Some(why) => skip_uring(test, &why),
     }
     modes
 }

@@ -97,6 +97,7 @@ impl Server {
         make: Arc<M>,
     ) -> Result<ServerHandle, ServerError> {
         let uring = choose_uring(config.io)?;
+        fit_descriptor_limit(config.workers, config.max_conns);
         // The first listener resolves port 0; the others join it on the port it got.
         let first = bind(config.addr)?;
         let addr = first.local_addr().map_err(ServerError::Setup)?;
@@ -174,6 +175,49 @@ fn choose_uring(io: IoMode) -> Result<bool, ServerError> {
                 Ok(false)
             }
         },
+    }
+}
+
+/// Descriptors a worker holds besides its connections: its listener, its poll and waker, and
+/// under io_uring its ring and eventfd.
+const FDS_PER_WORKER: u64 = 5;
+
+/// Descriptors left to the rest of the process: stdio, a signal pipe, a log file or two.
+const FDS_FOR_THE_PROCESS: u64 = 16;
+
+/// Raises the soft `RLIMIT_NOFILE` to the hard limit: every connection is a descriptor, and the
+/// usual soft limit (1024) is far below a worker's 10 000 slots by default, where the hard limit
+/// usually is not. Then says on stderr, in one line like the io_uring fallback's, when the
+/// configuration may still need more than the limit allows. Never fails the start: past the
+/// limit, accepts fail with `EMFILE` and the workers back off until a descriptor is free.
+fn fit_descriptor_limit(workers: usize, max_conns: usize) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if let (Some(soft), Some(hard)) = (limit.current, limit.maximum) {
+        if soft < hard {
+            let raised = rustix::process::Rlimit {
+                current: Some(hard),
+                maximum: Some(hard),
+            };
+            // Where it is refused, the soft limit stays, and the check below says whether it
+            // is enough.
+            if setrlimit(Resource::Nofile, raised).is_ok() {
+                limit.current = Some(hard);
+            }
+        }
+    }
+    // `None`: no limit.
+    let Some(soft) = limit.current else { return };
+    let (workers, max_conns) = (workers as u64, max_conns as u64);
+    let needed = workers
+        .saturating_mul(max_conns.saturating_add(FDS_PER_WORKER))
+        .saturating_add(FDS_FOR_THE_PROCESS);
+    if needed > soft {
+        eprintln!(
+            "bufslab-server: descriptor limit {soft} is below the {needed} needed for \
+             {workers} worker(s) of {max_conns} connections; accepts past it wait for a free \
+             descriptor (raise it with ulimit -n)"
+        );
     }
 }
 

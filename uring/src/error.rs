@@ -6,7 +6,9 @@ use std::io;
 /// Why io_uring, or a provided buffer ring on it, could not be set up.
 ///
 /// The first five variants mean "this process may not use io_uring the way it asked"
-/// ([`is_refused`](Self::is_refused)): a server falls back to another driver and a test skips.
+/// ([`is_refused`](Self::is_refused)): a server falls back to another driver. The first three
+/// are the kernel refusing io_uring itself; the other two, a feature or a size it was asked
+/// for.
 /// [`Error::classify`] maps the `io::Error` of any io_uring call (`IoUring::builder().build()`,
 /// a register call) to one of them.
 #[derive(Debug)]

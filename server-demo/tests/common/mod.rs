@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use server_demo::{Config, IoMode, Server, ServerHandle};
+use server_demo::{Config, IoMode, Server, ServerError, ServerHandle};
 
 /// Generous: tests wait on events, never on exact timings.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -24,8 +24,11 @@ fn only_driver() -> Option<IoMode> {
     (io != IoMode::Auto).then_some(io)
 }
 
-/// Why io_uring cannot run here, or `None` where it can (asked once: a server is started on
-/// it).
+/// Why the kernel refuses io_uring to this process, or `None` where io_uring runs (asked once:
+/// a server is started on it). Only a refusal skips: `EPERM` or `EACCES` (a seccomp profile, a
+/// security module, `kernel.io_uring_disabled`) or `ENOSYS` (no io_uring in this kernel), as
+/// [`bufslab_uring::Error`] classifies the errno. Any other failure to start or stop a server
+/// on io_uring panics, so a broken driver fails its tests instead of skipping them.
 pub fn uring_refused() -> Option<String> {
     static REFUSED: OnceLock<Option<String>> = OnceLock::new();
     REFUSED
@@ -41,16 +44,43 @@ pub fn uring_refused() -> Option<String> {
             match probe {
                 Ok(server) => {
                     assert_eq!(server.stats().driver, "uring");
-                    server.stop().err().map(|e| e.to_string())
+                    if let Err(e) = server.stop() {
+                        panic!("a server on io_uring did not stop cleanly: {e}");
+                    }
+                    None
                 }
-                Err(e) => Some(e.to_string()),
+                Err(ServerError::Uring(e)) if refused_by_kernel(&e) => Some(e.to_string()),
+                Err(e) => panic!("a server on io_uring did not start, and not for a refusal: {e}"),
             }
         })
         .clone()
 }
 
+/// The kernel's refusal of io_uring itself, as opposed to a driver that fails on a kernel that
+/// allows it.
+fn refused_by_kernel(e: &bufslab_uring::Error) -> bool {
+    use bufslab_uring::Error;
+    matches!(
+        e,
+        Error::Disabled { .. } | Error::Denied | Error::NotSupported
+    )
+}
+
+/// Says why `test`'s io_uring run is skipped, where a passing test's output still shows
+/// (libtest captures `println!` and `eprintln!`, not writes to the stderr handle). With
+/// `BUFSLAB_REQUIRE_URING=1` (CI sets it where io_uring runs) the skip panics instead: there,
+/// a refusal means the probe or the driver is wrong.
+pub fn skip_uring(test: &str, why: &str) {
+    assert!(
+        std::env::var("BUFSLAB_REQUIRE_URING").as_deref() != Ok("1"),
+        "{test} under io_uring would be skipped ({why}), but BUFSLAB_REQUIRE_URING=1 requires io_uring"
+    );
+    let _ = writeln!(io::stderr(), "skipped: {test} under io_uring: {why}");
+}
+
 /// Runs `test` with [`config`] naming the driver `io`; says why and returns at once where that
-/// driver cannot run here (io_uring refused) or `SERVER_DEMO_IO` keeps only the other.
+/// driver cannot run here (io_uring refused: [`skip_uring`]) or `SERVER_DEMO_IO` keeps only the
+/// other.
 pub fn under(io: IoMode, name: &str, test: impl FnOnce()) {
     if let Some(only) = only_driver().filter(|&only| only != io) {
         println!(
@@ -62,7 +92,7 @@ pub fn under(io: IoMode, name: &str, test: impl FnOnce()) {
     }
     if io == IoMode::Uring {
         if let Some(why) = uring_refused() {
-            println!("skipped: {name} under io_uring: {why}");
+            skip_uring(name, &why);
             return;
         }
     }
