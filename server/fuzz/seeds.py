@@ -1,3 +1,9 @@
+"""The conn fuzz target's seed corpus, one file per case: `python3 fuzz/seeds.py fuzz/seeds/conn`
+(from server/). The script format is `bufslab_server::fuzzing`'s (src/fuzzing.rs).
+
+With a second directory (`python3 fuzz/seeds.py fuzz/seeds/conn fuzz/repro/conn`), it also
+writes there the reproductions of engine failures not fixed yet: they fail the fuzz target
+today, so they stay out of the seed corpus (whose every file must run clean)."""
 import os, sys
 out = sys.argv[1]
 def send(b, chunk=64):
@@ -47,7 +53,56 @@ seeds = {
  'service_misuse': send(get(b'/fail') + get(b'/plaintext')) + READ + SEND,
  'options_star': send(b'OPTIONS * HTTP/1.1\r\n' + H + b'\r\n' + get(b'/plaintext')) + READ + SEND,
 }
+def post(p, body, extra=b'', v=b'1.1'): return b'POST ' + p + b' HTTP/' + v + b'\r\n' + H + b'Content-Length: ' + str(len(body)).encode() + b'\r\n' + extra + b'\r\n' + body
+def head(p): return b'HEAD ' + p + b' HTTP/1.1\r\n' + H + b'\r\n'
+def sized(route, n): return route + b'/' + str(n).encode()
+# Whole bodies of 700 to 4000 bytes, 48 of them pipelined: more than the output queue holds at
+# once, so the batch goes out in parts (before the backpressure, a 503 came halfway through).
+batch = [700 + (i * 977) % 3301 for i in range(48)]
+seeds.update({
+ 'pipelined_whole_bodies': send(b''.join(get(sized(b'/body', n)) for n in batch)) + RING + SEND + SEND + SEND,
+ 'pipelined_whole_mixed': send(b''.join(get(sized([b'/body', b'/with', b'/static'][i % 3], n)) for i, n in enumerate(batch[:36]))) + READ + short(50) + READ + SEND + READ + SEND,
+ 'pipelined_owned': send(b''.join(get(sized([b'/owned/bytes', b'/owned/shared', b'/owned/rent'][i % 3], n)) for i, n in enumerate(batch[:40]))) + RING + short(20) + SEND + SEND,
+ 'whole_at_limit': send(get(b'/body/32768') + get(b'/with/8032') + get(b'/static/4000') + head(b'/body/32768') + get(b'/body/0')) + READ + short(63) + SEND + SEND,
+ 'whole_too_large': send(get(b'/body/32769') + get(b'/plaintext')) + READ + SEND,
+ 'with_too_large': send(head(b'/with/8033') + get(b'/plaintext')) + READ + SEND,
+ 'whole_http10': send(get(b'/body/5000', b'1.0') + get(b'/owned/bytes/6000', b'1.0')) + READ + SEND,
+ 'owned_bodies': send(get(b'/owned/bytes/9000') + get(b'/owned/shared/100') + get(b'/owned/shared/4096') + get(b'/owned/rent/0') + get(b'/owned/rent/4096') + head(b'/owned/rent/10') + get(b'/owned/bytes/0')) + READ + short(7) + SEND + short(40) + SEND,
+ # The pool truly dry when the service runs (the queue holds the deferred answer's block, the
+ # hog everything else; sending the answer frees one block): 503, and the connection closes.
+ 'whole_pool_dry': send(get(b'/defer') + get(b'/body/30000') + get(b'/plaintext')) + READ + ANSWER + HOG + SEND + UNHOG + SEND,
+ 'owned_pool_dry': send(get(b'/defer') + get(b'/plaintext') + get(b'/owned/rent/100')) + READ + ANSWER + HOG + SEND + UNHOG + SEND,
+ 'rent_echo_pool_dry': send(get(b'/defer') + get(b'/plaintext') + post(b'/rent-echo', b'hello')) + READ + ANSWER + HOG + SEND + UNHOG + SEND,
+ 'rent_echo': send(post(b'/rent-echo', b'r' * 1500) + get(b'/plaintext'), 50) + READ + SEND + READ + SEND,
+ 'rent_echo_chunked': send(chunked(b'/rent-echo', b'5\r\nhello\r\n400\r\n' + b'k' * 1024 + b'\r\n0\r\n\r\n')) + RING + SEND,
+ 'rent_echo_too_large': send(post(b'/rent-echo', b'r' * 2500)) + READ + READ + SEND,
+ 'rent_echo_aborted': send(post(b'/rent-echo', b'r' * 1500)[:-700]) + READ + FAIL,
+ 'rent_echo_eof': send(post(b'/rent-echo', b'r' * 1500)[:-700]) + READ + EOF_ + READ,
+ 'close_head': send(get(b'/close-head') + get(b'/plaintext')) + READ + SEND + READ,
+ 'close_after': send(get(b'/close-after') + get(b'/plaintext')) + READ + SEND + READ,
+ 'close_data': send(post(b'/close-data', b'd' * 2000) + get(b'/plaintext')) + READ + SEND + READ + SEND,
+ 'close_data_chunked': send(chunked(b'/close-data', b'3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n') + get(b'/plaintext'), 9) + READ + SEND + READ,
+ 'close_data_no_body': send(get(b'/close-data') + get(b'/plaintext')) + READ + SEND,
+ 'close_end': send(post(b'/close-end', b'e' * 300) + get(b'/plaintext')) + READ + SEND + READ + SEND,
+ 'close_end_chunked': send(chunked(b'/close-end', b'4\r\nabcd\r\n0\r\n\r\n') + get(b'/plaintext')) + READ + SEND,
+ 'close_resume': send(get(b'/close-resume') + get(b'/plaintext')) + READ + SEND + ANSWER + SEND + READ,
+ 'close_fill': send(get(b'/close-fill') + get(b'/plaintext')) + READ + short(30) + SEND + SEND + SEND + SEND,
+ 'defer_now': send(get(b'/defer-now') + get(b'/plaintext')) + READ + SEND + ANSWER + SEND,
+ 'fresh_deadline': TIMER,
+ 'fresh_deadline_unread': send(get(b'/plaintext')) + TIMER,
+})
+# A StaticResponse within the whole-body limit (32 KiB) but over one block of the pool's large
+# class (8 KiB here, the target's max_head being 1 KiB): the engine writes it into one piece of
+# room, gets no block that large, and answers 503 where it must send it.
+repros = {
+ 'static_over_one_block': send(get(b'/static/9000') + get(b'/plaintext')) + READ + SEND,
+}
 os.makedirs(out, exist_ok=True)
 for k, v in seeds.items():
     open(os.path.join(out, k), 'wb').write(v)
 print(len(seeds))
+if len(sys.argv) > 2:
+    os.makedirs(sys.argv[2], exist_ok=True)
+    for k, v in repros.items():
+        open(os.path.join(sys.argv[2], k), 'wb').write(v)
+    print(len(repros))
