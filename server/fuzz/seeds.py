@@ -1,9 +1,5 @@
 """The conn fuzz target's seed corpus, one file per case: `python3 fuzz/seeds.py fuzz/seeds/conn`
-(from server/). The script format is `bufslab_server::fuzzing`'s (src/fuzzing.rs).
-
-With a second directory (`python3 fuzz/seeds.py fuzz/seeds/conn fuzz/repro/conn`), it also
-writes there the reproductions of engine failures not fixed yet: they fail the fuzz target
-today, so they stay out of the seed corpus (whose every file must run clean)."""
+(from server/). The script format is `bufslab_server::fuzzing`'s (src/fuzzing.rs)."""
 import os, sys
 out = sys.argv[1]
 def send(b, chunk=64):
@@ -92,17 +88,9 @@ seeds.update({
  'fresh_deadline_unread': send(get(b'/plaintext')) + TIMER,
 })
 # A StaticResponse within the whole-body limit (32 KiB) but over one block of the pool's large
-# class (8 KiB here, the target's max_head being 1 KiB): the engine writes it into one piece of
-# room, gets no block that large, and answers 503 where it must send it.
-repros = {
- 'static_over_one_block': send(get(b'/static/9000') + get(b'/plaintext')) + READ + SEND,
-}
+# class (8 KiB here, the target's max_head being 1 KiB): written across blocks, not refused.
+seeds['static_over_one_block'] = send(get(b'/static/9000') + get(b'/plaintext')) + READ + SEND
 os.makedirs(out, exist_ok=True)
 for k, v in seeds.items():
     open(os.path.join(out, k), 'wb').write(v)
 print(len(seeds))
-if len(sys.argv) > 2:
-    os.makedirs(sys.argv[2], exist_ok=True)
-    for k, v in repros.items():
-        open(os.path.join(sys.argv[2], k), 'wb').write(v)
-    print(len(repros))

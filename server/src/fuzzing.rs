@@ -52,8 +52,7 @@
 //! With `FUZZ_TRACE` set in the environment, each event and the bytes sent are printed (to
 //! read a crash: `FUZZ_TRACE=1 cargo +nightly fuzz run conn <artifact>`, or without the fuzz
 //! toolchain `FUZZ_TRACE=1 FUZZ_REPLAY=<path> cargo test -p bufslab-server --features fuzzing
-//! --lib fuzzing::tests::replay -- --nocapture`). `FUZZ_STATIC_MAX=<n>` caps the sizes
-//! `/static/<n>` takes, to keep a run off a known engine failure (see `static_max`).
+//! --lib fuzzing::tests::replay -- --nocapture`).
 
 use std::collections::VecDeque;
 use std::io::IoSlice;
@@ -150,7 +149,10 @@ pub fn run(data: &[u8]) {
             max_body: MAX_BODY,
             large_block: cfg.large_block(),
             head_gate: cfg.head_gate(),
-            min_body_bytes: 0,
+            // A body that made no progress between two of its deadlines is cut: the deadline
+            // op exercises the rate check, and stands for the idle timeout a worker without a
+            // rate applies there.
+            min_body_bytes: 1,
             shutting_down: false,
             service: &mut service,
         };
@@ -682,21 +684,6 @@ struct Limits {
 /// Largest size a sized route (`/body/<n>`, ...) takes; beyond it, the path is not found.
 const MAX_SIZE: usize = 40_000;
 
-/// Largest size `/static/<n>` takes: [`MAX_SIZE`], or less with `FUZZ_STATIC_MAX` set in the
-/// environment. The engine writes a `StaticResponse` into one piece of room, so one that needs
-/// more than a block of the pool's largest class holds is refused `NoRoom` (a 503) though
-/// within the whole-body limit, and the model fails on it at once; the variable keeps a run
-/// exploring the rest while that stands.
-fn static_max() -> usize {
-    static MAX: OnceLock<usize> = OnceLock::new();
-    *MAX.get_or_init(|| {
-        std::env::var("FUZZ_STATIC_MAX")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map_or(MAX_SIZE, |n: usize| n.min(MAX_SIZE))
-    })
-}
-
 /// Bytes of the `/pull` body.
 const PULL_LEN: usize = 5000;
 
@@ -801,7 +788,7 @@ impl Route {
         let sized: [SizedRoute; 6] = [
             (b"/body/", MAX_SIZE, |n| Route::Whole(Whole::Body, n)),
             (b"/with/", MAX_SIZE, |n| Route::Whole(Whole::With, n)),
-            (b"/static/", static_max(), |n| {
+            (b"/static/", MAX_SIZE, |n| {
                 Route::Whole(Whole::Static, n)
             }),
             (b"/owned/bytes/", MAX_SIZE, |n| {
@@ -1499,19 +1486,6 @@ mod tests {
             n += 1;
         }
         assert!(n > 0);
-    }
-
-    /// The reproductions of engine failures not fixed yet (`fuzz/repro/conn`): each fails
-    /// today. Run with `--ignored`; once the engine is fixed, the file moves to the seeds.
-    #[test]
-    #[ignore = "reproduces an engine failure not fixed yet"]
-    fn repros_run_clean() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/repro/conn");
-        for entry in std::fs::read_dir(dir).expect("repro directory") {
-            let path = entry.expect("entry").path();
-            eprintln!("repro {}", path.display());
-            run(&std::fs::read(path).expect("repro"));
-        }
     }
 
     /// Runs the scripts named in `FUZZ_REPLAY` (paths separated by `:`), with `FUZZ_TRACE` if
