@@ -1030,9 +1030,17 @@ impl<'a> Response<'_, 'a> {
     #[inline(always)]
     fn check_whole(&mut self, len: usize, limit: usize) -> Result<(), ResponseError> {
         if len > limit {
-            return Err(self.ex.st.fail(ResponseError::TooLarge { len, limit }));
+            return Err(self.too_large(len, limit));
         }
         Ok(())
+    }
+
+    /// [`check_whole`](Self::check_whole)'s refusal, out of line: it would otherwise cost
+    /// `body_with` the inlining of the service's writer.
+    #[cold]
+    #[inline(never)]
+    fn too_large(&mut self, len: usize, limit: usize) -> ResponseError {
+        self.ex.st.fail(ResponseError::TooLarge { len, limit })
     }
 
     /// Ends the response with a body of at most `max` bytes that `write` puts in place, into

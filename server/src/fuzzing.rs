@@ -788,9 +788,7 @@ impl Route {
         let sized: [SizedRoute; 6] = [
             (b"/body/", MAX_SIZE, |n| Route::Whole(Whole::Body, n)),
             (b"/with/", MAX_SIZE, |n| Route::Whole(Whole::With, n)),
-            (b"/static/", MAX_SIZE, |n| {
-                Route::Whole(Whole::Static, n)
-            }),
+            (b"/static/", MAX_SIZE, |n| Route::Whole(Whole::Static, n)),
             (b"/owned/bytes/", MAX_SIZE, |n| {
                 Route::Owned(Owned::Bytes, n)
             }),

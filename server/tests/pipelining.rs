@@ -20,6 +20,7 @@ use std::sync::mpsc;
 
 use bufslab_http::Request;
 use bufslab_server::{Deferred, Exchange, IoMode, Mailbox, Service, WorkerInfo};
+use bytes::BufMut;
 
 #[path = "support/client.rs"]
 mod client;
@@ -47,18 +48,19 @@ enum Kind {
     /// `Exchange::defer`, answered from another thread through the worker's `Mailbox`; the
     /// whole body is written in `Service::resume`.
     Defer,
-    // OWNED BODY: a kind for the owned-body API goes here once the engine has one (a body
-    // handed over whole, in blocks the service filled). Add it to `Kind::ALL`, `Kind::name`,
-    // `Kind::max_size` and `Svc::head`; nothing else here needs to know.
+    /// `Response::body_owned`: a block rented from the engine's pool and filled (up to one
+    /// block of the large class), else a `bytes::Bytes`, handed over whole.
+    Owned,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [
+    const ALL: [Kind; 6] = [
         Kind::Body,
         Kind::With,
         Kind::Stream,
         Kind::Chunked,
         Kind::Defer,
+        Kind::Owned,
     ];
 
     fn name(self) -> &'static str {
@@ -68,6 +70,7 @@ impl Kind {
             Kind::Stream => "stream",
             Kind::Chunked => "chunked",
             Kind::Defer => "defer",
+            Kind::Owned => "owned",
         }
     }
 
@@ -75,14 +78,15 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.name().as_bytes() == s)
     }
 
-    /// The largest body the test asks of this kind. A whole body must fit the output of one
-    /// exchange (eight 4 KiB blocks, less the head and whatever is queued before it), and
-    /// `body_with` one large block (32 KiB, less 160 bytes); a streamed one has no bound, and
-    /// 64 KiB spans a few pulls.
+    /// The largest body the test asks of this kind. A whole body may be up to
+    /// `Config::whole_body_limit` (32 KiB by default) wherever it falls in a batch, and
+    /// `body_with`'s as much as one large block holds besides the head's end (32 KiB less 160
+    /// bytes); a streamed or owned one has no bound, and 64 KiB spans a few pulls or blocks.
     fn max_size(self) -> usize {
         match self {
-            Kind::Body | Kind::With | Kind::Defer => 12 * 1024,
-            Kind::Stream | Kind::Chunked => 64 * 1024,
+            Kind::Body | Kind::Defer => 32 * 1024,
+            Kind::With => 32 * 1024 - 160,
+            Kind::Stream | Kind::Chunked | Kind::Owned => 64 * 1024,
         }
     }
 }
@@ -163,8 +167,6 @@ impl Svc {
     fn write_some(&mut self, ex: &mut Exchange<'_>, job: &mut Job) {
         let n = (job.size - job.sent).min(ex.write_room());
         if n == 0 {
-            // A write of nothing is no write: once a body of known length is complete (or
-            // was empty), `write` refuses even an empty slice as `NotStreaming`.
             return;
         }
         let part = &mut self.scratch[..n];
@@ -235,12 +237,21 @@ impl Service for Svc {
                 }
                 self.write_some(ex, job);
                 if job.sent < job.size {
-                    // Only while bytes are left: `pull` on a body already complete (all of
-                    // it written above, or of length 0) is refused as `NotStreaming`.
                     let _ = ex.pull();
                 } else if job.kind == Kind::Chunked {
                     let _ = ex.finish();
                 }
+            }
+            Kind::Owned => {
+                let mut body = vec![0u8; job.size];
+                body_bytes(job.seed, 0, &mut body);
+                let _ = match ex.rent(job.size.max(1)) {
+                    Some(mut block) if job.size <= 32 * 1024 => {
+                        block.put_slice(&body);
+                        ex.respond(200).body_owned(block)
+                    }
+                    _ => ex.respond(200).body_owned(bytes::Bytes::from(body)),
+                };
             }
             Kind::Defer => {
                 if let Ok(token) = ex.defer() {
