@@ -168,7 +168,8 @@ pub(crate) struct Conn<T> {
     /// [`Phase::Closing`] (its response said `Connection: close`).
     close_after_body: Option<bool>,
     /// Between requests, input arrived (or may have) and no block was free to take it
-    /// ([`starve`](Self::starve)): a head has started as far as its deadline goes.
+    /// ([`starve`](Self::starve)), or the connection was just accepted: a head has started as
+    /// far as its deadline goes.
     starved: bool,
     /// The current request's exchange, kept across the service's calls for its body.
     ex: ExchangeState,
@@ -209,7 +210,9 @@ impl<T: Default> Conn<T> {
     pub(crate) fn open(&mut self) {
         self.release();
         self.phase = Phase::Head;
+        // The first head's deadline runs from the accept.
         self.fresh = true;
+        self.starved = true;
     }
 
     /// Ends the connection, giving its blocks back. Its service state stays until
@@ -285,7 +288,7 @@ impl<T: Default> Conn<T> {
             // pulled body) is no head being received: the connection waits for its service.
             Phase::Head
                 if self.out.is_empty()
-                    && (self.holds_input() || self.starved || self.fresh)
+                    && (self.holds_input() || self.starved)
                     && self.ex.is_settled() =>
             {
                 TimerKind::Header
@@ -486,7 +489,6 @@ impl<T: Default> Conn<T> {
         &mut self,
         env: &mut Env<'_, F, S>,
     ) -> Result<&mut PoolBuf, Want> {
-        self.fresh = false;
         let b = match self.rbuf.take() {
             None => {
                 let Ok(b) = env.cache.get(SMALL_BLOCK) else {
@@ -494,6 +496,7 @@ impl<T: Default> Conn<T> {
                     return Err(Want::Pool);
                 };
                 self.starved = false;
+                self.fresh = false;
                 b
             }
             Some(mut b) => {
@@ -564,9 +567,9 @@ impl<T: Default> Conn<T> {
         if !matches!(self.phase, Phase::Head | Phase::Body(_)) {
             return None;
         }
-        self.fresh = false;
         if !self.holds_input() {
             self.starved = false;
+            self.fresh = false;
             self.rbuf = Some(buf);
             return None;
         }

@@ -295,14 +295,18 @@ impl ExchangeState {
     /// call that is still running (answering at once voids its token).
     #[inline(always)]
     fn may_start(&mut self) -> bool {
-        match self.progress {
-            Progress::NotStarted => true,
-            Progress::Deferred => {
-                self.progress = Progress::NotStarted;
-                true
-            }
-            _ => false,
+        self.progress == Progress::NotStarted || self.undefer()
+    }
+
+    /// A response started after a deferral in the same call: the deferral is void.
+    #[cold]
+    #[inline(never)]
+    fn undefer(&mut self) -> bool {
+        let deferred = self.progress == Progress::Deferred;
+        if deferred {
+            self.progress = Progress::NotStarted;
         }
+        deferred
     }
 
     fn fail(&mut self, e: ResponseError) -> ResponseError {
