@@ -7,8 +7,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::SocketAddr;
+use std::io::{BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -249,14 +248,7 @@ fn a_refused_io_uring_exits_2_for_uring_and_falls_back_to_epoll_for_auto() {
     // `--io auto`: one line on stderr, then it serves with epoll.
     let mut child = spawn_refused("auto").unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let addr: SocketAddr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let addr = listening_addr(&mut stdout);
     let mut c = Client::new(addr);
     let r = c.request(b"GET /stats HTTP/1.1\r\nHost: t\r\n\r\n");
     let stats = String::from_utf8_lossy(&r.body).into_owned();

@@ -4,11 +4,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::SocketAddr;
+use std::io::{BufReader, Read, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use common::{Client, GET_PLAINTEXT, HELLO};
+use common::{listening_addr, Client, GET_PLAINTEXT, HELLO};
 
 /// The soft and hard `Max open files` of `/proc/<pid>/limits` (`self` for this process);
 /// `None` for unlimited.
@@ -59,14 +58,7 @@ fn spawn(soft: u64, hard: u64, max_conns: u32) -> Child {
 /// prints its summary there.
 fn listening(child: &mut Child) -> BufReader<ChildStdout> {
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("the listening line");
-    let addr: SocketAddr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let addr = listening_addr(&mut stdout);
     assert_eq!(Client::new(addr).request(GET_PLAINTEXT).body, HELLO);
     stdout
 }

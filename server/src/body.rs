@@ -23,6 +23,8 @@ pub(crate) enum BodyFault {
     Malformed,
     /// More than `--max-body` bytes, or than the service's limit for the request: 413.
     TooLarge,
+    /// Slower than `Config::min_body_rate`: 408.
+    TooSlow,
 }
 
 impl BodyFault {
@@ -31,6 +33,7 @@ impl BodyFault {
         match self {
             BodyFault::Malformed => 400,
             BodyFault::TooLarge => 413,
+            BodyFault::TooSlow => 408,
         }
     }
 }

@@ -347,9 +347,11 @@ impl<T: Default> Conn<T> {
         false
     }
 
-    /// A body's rate deadline passed: it goes on (`true`, armed again by the next run) if it
-    /// moved on by the minimum since the last time; otherwise it is answered `408` while its
-    /// response can still be taken back (`true`: run to send it), else the connection closes.
+    /// A body's rate deadline passed: it goes on if it moved on by the minimum since the last
+    /// time. Otherwise, while its response can still be taken back, it is refused as any body
+    /// fault is ([`body_fault`](Self::body_fault): `408`); once the response has started going
+    /// out, the connection closes now. `true`: run the connection (armed again, or sending the
+    /// `408`); `false`: close it.
     #[cold]
     fn body_deadline<F: FreeList, S: Service<State = T>>(
         &mut self,
@@ -362,13 +364,8 @@ impl<T: Default> Conn<T> {
             return true;
         }
         WorkerCounters::add(&env.counters.slow_bodies, 1);
-        if let Some(start) = body.unsent_from() {
-            self.out.truncate(start);
-            self.ex.begin_closing(false);
-            if self.final_error(env, 408, false).is_ok() {
-                WorkerCounters::add(&env.counters.requests, 1);
-                return true;
-            }
+        if body.unsent_from().is_some() && self.body_fault(env, BodyFault::TooSlow).is_ok() {
+            return true;
         }
         self.release();
         false
@@ -998,24 +995,20 @@ impl<T: Default> Conn<T> {
                     self.service_failed(env, unsent)?;
                     return Ok(true);
                 }
+                // `close()` called while the body was read is read again once the response is
+                // complete: as the client's own close when the body is done too, else the rest
+                // of the body is not read (the connection closes lingering).
+                let asked = self.ex.is(flag::CLOSE) && self.ex.progress == Progress::Done;
                 if done {
-                    self.phase = match self.close_after_body {
+                    let close = self
+                        .close_after_body
+                        .or(asked.then(|| self.ex.is(flag::KEEP_ALIVE)));
+                    self.phase = match close {
                         Some(linger) => Phase::Closing { linger },
                         None => Phase::Head,
                     };
-                }
-                // `close()` called while the body was read: once the response is complete,
-                // the rest of the body is not read (the connection closes lingering).
-                if self.ex.is(flag::CLOSE) && self.ex.progress == Progress::Done {
-                    if done {
-                        if matches!(self.phase, Phase::Head) {
-                            self.phase = Phase::Closing {
-                                linger: self.ex.is(flag::KEEP_ALIVE),
-                            };
-                        }
-                    } else {
-                        self.close_if_asked();
-                    }
+                } else if asked {
+                    self.close_if_asked();
                 }
                 Ok(done || consumed > 0)
             }

@@ -309,6 +309,14 @@ impl ExchangeState {
         deferred
     }
 
+    /// The refusal of a whole body over its limit, out of line: inlined, it cost `body_with`
+    /// the inlining of the service's writer.
+    #[cold]
+    #[inline(never)]
+    fn too_large(&mut self, len: usize, limit: usize) -> ResponseError {
+        self.fail(ResponseError::TooLarge { len, limit })
+    }
+
     fn fail(&mut self, e: ResponseError) -> ResponseError {
         self.error.get_or_insert(e);
         e
@@ -589,10 +597,7 @@ impl<'a> Exchange<'a> {
             })?;
         } else {
             // Larger than a piece that may go into one block: across blocks.
-            if r.body.len() > self.ctx.whole_body {
-                let (len, limit) = (r.body.len(), self.ctx.whole_body);
-                return Err(self.st.fail(ResponseError::TooLarge { len, limit }));
-            }
+            self.check_whole(r.body.len(), self.ctx.whole_body)?;
             self.put(&r.head)?;
             self.write_in(DATE_AND_CONNECTION, |out| {
                 finish_head(out, date, keep, http10);
@@ -689,6 +694,15 @@ impl<'a> Exchange<'a> {
             Ok(b) => Ok(Room::Block(b)),
             Err(_) => Err(self.st.fail(ResponseError::NoRoom)),
         }
+    }
+
+    /// Refuses a whole body of `len` bytes over `limit`.
+    #[inline(always)]
+    fn check_whole(&mut self, len: usize, limit: usize) -> Result<(), ResponseError> {
+        if len > limit {
+            return Err(self.st.too_large(len, limit));
+        }
+        Ok(())
     }
 
     /// Queues a body the service handed over, behind everything written so far.
@@ -826,6 +840,13 @@ const DATE_AND_CONNECTION: usize = 72;
 /// `Transfer-Encoding: chunked` (28), `Server` of 40 bytes (50), `Date` (37),
 /// `Connection: keep-alive` (24) and the empty line (4).
 pub(crate) const HEAD_END: usize = 160;
+
+/// The most [`Response::body_with`] may write under `cfg`: the whole-body limit, or less where
+/// one block of the large class cannot hold that with the head's end.
+pub(crate) fn body_with_max(cfg: &crate::Config) -> usize {
+    cfg.whole_body_limit()
+        .min(cfg.large_block().saturating_sub(HEAD_END))
+}
 
 /// The end of a [`Response`]'s head, checked ([`Response::head_end`]) and ready to write: the
 /// framing header, `Server`, then [`finish_head`]'s lines; at most [`HEAD_END`] bytes.
@@ -979,7 +1000,7 @@ impl<'a> Response<'_, 'a> {
     #[inline]
     pub fn body(mut self, body: &[u8]) -> Result<(), ResponseError> {
         if body.len() > INLINE_BODY {
-            self.check_whole(body.len(), self.ex.ctx.whole_body)?;
+            self.ex.check_whole(body.len(), self.ex.ctx.whole_body)?;
             self.end_head(Some(body.len() as u64))?;
             if !self.ex.st.head_only() {
                 self.ex.put(body)?;
@@ -1030,23 +1051,6 @@ impl<'a> Response<'_, 'a> {
         Ok(())
     }
 
-    /// Refuses a whole body of `len` bytes over `limit`.
-    #[inline(always)]
-    fn check_whole(&mut self, len: usize, limit: usize) -> Result<(), ResponseError> {
-        if len > limit {
-            return Err(self.too_large(len, limit));
-        }
-        Ok(())
-    }
-
-    /// [`check_whole`](Self::check_whole)'s refusal, out of line: it would otherwise cost
-    /// `body_with` the inlining of the service's writer.
-    #[cold]
-    #[inline(never)]
-    fn too_large(&mut self, len: usize, limit: usize) -> ResponseError {
-        self.ex.st.fail(ResponseError::TooLarge { len, limit })
-    }
-
     /// Ends the response with a body of at most `max` bytes that `write` puts in place, into
     /// the output block itself, through a [`BodyWriter`] (an [`io::Write`](std::io::Write)):
     /// a serializer writes straight into the output, with no buffer of its own and no copy to
@@ -1078,7 +1082,7 @@ impl<'a> Response<'_, 'a> {
     {
         // Checked as a body of `max` bytes would be: a status without content fails here,
         // before `write` runs.
-        self.check_whole(max, self.ex.ctx.body_with_max)?;
+        self.ex.check_whole(max, self.ex.ctx.body_with_max)?;
         let end = self.head_end(Some(max as u64))?;
         let Some(need) = max.checked_add(HEAD_END) else {
             return Err(self.ex.st.fail(ResponseError::NoRoom));

@@ -120,10 +120,7 @@ pub fn run(data: &[u8]) {
         .with_max_headers(slots.len());
     let limits = Limits {
         whole: cfg.whole_body_limit(),
-        // As a worker sets it: what one block of the large class holds besides the head's end.
-        with: cfg
-            .whole_body_limit()
-            .min(cfg.large_block().saturating_sub(HEAD_END)),
+        with: crate::exchange::body_with_max(&cfg),
         large: cfg.large_block(),
     };
     let mut conn: Conn<St> = Conn::new(Parser::new(http), 0, cfg.out_blocks);
@@ -468,47 +465,52 @@ impl Harness {
             );
         }
         self.peer_eof = true;
-        for _ in 0..FINISH_STEPS {
-            if conn.is_closed() {
-                return;
-            }
-            if let Some(b) = self.leftover.take() {
-                self.leftover = conn.receive_block(env, b);
-            }
-            match conn.next(env) {
-                Want::Send => self.send(conn, env, 0),
-                Want::Receive | Want::Discard => self.read(conn, env, usize::MAX, false),
-                Want::HalfClose => self.write_shut = true,
-                Want::Pool => panic!("waits for the pool with every other block free"),
-                Want::Wait => self.answer(conn, env),
-                Want::Close(_) => return,
-            }
-        }
-        panic!("the connection neither ends nor progresses");
+        assert!(
+            self.pump(conn, env, false),
+            "the connection neither ends nor progresses"
+        );
     }
 
     /// Runs the connection while it makes progress with the peer's side open: sends, reads
     /// what the peer sent, delivers the deferred answer.
     fn settle(&mut self, conn: &mut Conn<St>, env: &mut Env<'_, QueueFreeList, Model>) {
+        self.pump(conn, env, true);
+    }
+
+    /// Runs the connection: with the peer's side open (`peer_open`), while there is something
+    /// to do (output, what the peer sent, a deferred answer); after the peer's end, until the
+    /// connection ends, which it must without waiting for the pool. Returns whether it ended.
+    fn pump(
+        &mut self,
+        conn: &mut Conn<St>,
+        env: &mut Env<'_, QueueFreeList, Model>,
+        peer_open: bool,
+    ) -> bool {
         for _ in 0..FINISH_STEPS {
             if conn.is_closed() {
-                return;
+                return true;
             }
             if let Some(b) = self.leftover.take() {
                 self.leftover = conn.receive_block(env, b);
             }
+            let input = !self.sock_in.is_empty() && self.leftover.is_none();
             match conn.next(env) {
                 Want::Send => self.send(conn, env, 0),
-                Want::Receive | Want::Discard
-                    if !self.sock_in.is_empty() && self.leftover.is_none() =>
-                {
+                Want::Receive | Want::Discard if !peer_open || input => {
                     self.read(conn, env, usize::MAX, false);
                 }
                 Want::HalfClose => self.write_shut = true,
-                Want::Wait if env.service.pending.is_some() => self.answer(conn, env),
-                _ => return,
+                Want::Wait if !peer_open || env.service.pending.is_some() => {
+                    self.answer(conn, env);
+                }
+                Want::Pool if !peer_open => {
+                    panic!("waits for the pool with every other block free")
+                }
+                Want::Close(_) => return true,
+                _ => return false,
             }
         }
+        false
     }
 }
 

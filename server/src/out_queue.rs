@@ -51,10 +51,9 @@ pub(crate) enum Blocked {
 /// One queued piece of output.
 #[derive(Debug)]
 pub(crate) enum OutBuf {
-    /// A block the engine writes into: its spare room takes the next bytes.
+    /// A pooled block: one the engine wrote into and moved on from, or one a service filled
+    /// and handed over. Sealed entries are never written into (only the queue's tail is).
     Buf(PoolBuf),
-    /// A pooled block a service filled and handed over: sent as it is, never written into.
-    Owned(PoolBuf),
     /// A shared view of a pooled block, handed over by a service.
     Shared(PoolBytes),
     /// Any `bytes::Bytes`, handed over by a service.
@@ -65,21 +64,21 @@ impl OutBuf {
     #[inline(always)]
     fn bytes(&self) -> &[u8] {
         match self {
-            OutBuf::Buf(b) | OutBuf::Owned(b) => b,
+            OutBuf::Buf(b) => b,
             OutBuf::Shared(b) => b,
             OutBuf::Bytes(b) => b,
         }
     }
 
     #[inline(always)]
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.bytes().len()
     }
 
     #[inline(always)]
     fn advance(&mut self, n: usize) {
         match self {
-            OutBuf::Buf(b) | OutBuf::Owned(b) => b.advance(n),
+            OutBuf::Buf(b) => b.advance(n),
             OutBuf::Shared(b) => b.advance(n),
             OutBuf::Bytes(b) => b.advance(n),
         }
@@ -87,7 +86,7 @@ impl OutBuf {
 
     fn truncate(&mut self, len: usize) {
         match self {
-            OutBuf::Buf(b) | OutBuf::Owned(b) => b.truncate(len),
+            OutBuf::Buf(b) => b.truncate(len),
             OutBuf::Shared(b) => *b = b.slice(..len.min(b.len())),
             OutBuf::Bytes(b) => b.truncate(len),
         }
@@ -156,11 +155,17 @@ impl OutQueue {
     #[inline]
     fn seal(&mut self) {
         if let Some(t) = self.tail.take() {
-            let i = self.at(self.len);
-            if let Some(slot) = self.ring.get_mut(i) {
-                *slot = Some(OutBuf::Buf(t));
-                self.len += 1;
-            }
+            self.push_sealed(OutBuf::Buf(t));
+        }
+    }
+
+    /// Queues `buf` behind the sealed entries; the caller made sure of a free slot.
+    #[inline]
+    fn push_sealed(&mut self, buf: OutBuf) {
+        let i = self.at(self.len);
+        if let Some(slot) = self.ring.get_mut(i) {
+            *slot = Some(buf);
+            self.len += 1;
         }
     }
 
@@ -187,14 +192,7 @@ impl OutQueue {
             return Err(buf);
         }
         self.seal();
-        // A block handed over as `Buf` would take the engine's next bytes.
-        let buf = match buf {
-            OutBuf::Buf(b) => OutBuf::Owned(b),
-            other => other,
-        };
-        let i = self.at(self.len);
-        self.ring[i] = Some(buf);
-        self.len += 1;
+        self.push_sealed(buf);
         Ok(())
     }
 

@@ -43,11 +43,7 @@ impl OwnedBody {
     /// The body's length in bytes.
     #[must_use]
     pub fn len(&self) -> usize {
-        match &self.0 {
-            OutBuf::Buf(b) | OutBuf::Owned(b) => b.len(),
-            OutBuf::Shared(b) => b.len(),
-            OutBuf::Bytes(b) => b.len(),
-        }
+        self.0.len()
     }
 
     /// Whether the body is empty.
@@ -67,7 +63,7 @@ impl fmt::Debug for OwnedBody {
 
 impl From<PoolBuf> for OwnedBody {
     fn from(b: PoolBuf) -> Self {
-        OwnedBody(OutBuf::Owned(b))
+        OwnedBody(OutBuf::Buf(b))
     }
 }
 

@@ -93,6 +93,17 @@ impl Timers {
         }
     }
 
+    /// The deadline that stands for `kind` here: without a minimum body rate (no body list), a
+    /// body being read is under the idle deadline.
+    #[inline(always)]
+    pub(crate) fn in_use(&self, kind: TimerKind) -> TimerKind {
+        if kind as usize >= self.active {
+            TimerKind::Idle
+        } else {
+            kind
+        }
+    }
+
     /// The kind `slot` is armed with, if any.
     pub(crate) fn kind(&self, slot: usize) -> Option<TimerKind> {
         self.links.get(slot).and_then(|l| l.kind)

@@ -70,7 +70,7 @@ macro_rules! env {
             max_body: $w.base.cfg.max_body,
             large_block: $w.base.large_block,
             head_gate: $w.base.head_gate,
-            min_body_bytes: $w.base.cfg.min_body_rate.map_or(0, |r| r.bytes),
+            min_body_bytes: $w.base.min_body_bytes,
             shutting_down: $shutting_down,
             service: &mut $w.base.service,
         }
@@ -462,6 +462,8 @@ pub(crate) struct WorkerBase<F: FreeList, S: Service> {
     pub(crate) body_with_max: usize,
     /// `Config::head_gate`.
     pub(crate) head_gate: usize,
+    /// `Config::min_body_rate`'s bytes (0: no minimum).
+    pub(crate) min_body_bytes: u64,
     /// Connections waiting for the pool, oldest first (see [`wake_pool_waiters`]).
     pub(crate) pool_waiters: WaitQueue,
     /// The blocks each connection held after its last turn (see [`holds`](Self::holds)).
@@ -507,10 +509,9 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
             next_date: now,
             large_block: cfg.large_block(),
             whole_body: cfg.whole_body_limit(),
-            body_with_max: cfg
-                .whole_body_limit()
-                .min(cfg.large_block().saturating_sub(crate::exchange::HEAD_END)),
+            body_with_max: crate::exchange::body_with_max(&cfg),
             head_gate: cfg.head_gate(),
+            min_body_bytes: cfg.min_body_rate.map_or(0, |r| r.bytes),
             pool_waiters: WaitQueue::new(n),
             held: vec![0; n],
             blocks_returned: false,
@@ -677,11 +678,7 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
     /// with the bytes read or written.
     #[inline]
     pub(crate) fn rearm(&mut self, slot: usize, want: TimerKind, progress: bool, now: Instant) {
-        // Without a minimum body rate, a body being read is under the idle deadline.
-        let want = match want {
-            TimerKind::Body if self.cfg.min_body_rate.is_none() => TimerKind::Idle,
-            other => other,
-        };
+        let want = self.timers.in_use(want);
         let refresh = want == TimerKind::Idle && progress;
         if self.timers.kind(slot) != Some(want) {
             self.timers.arm(slot, want, now);

@@ -90,6 +90,31 @@ impl Error {
     }
 }
 
+impl Error {
+    /// `true` when the kernel refuses io_uring itself to this process (the first three
+    /// variants: `kernel.io_uring_disabled`, a seccomp filter or security module, no io_uring
+    /// at all), as opposed to a feature or a size it does not offer. Where this is `false`, a
+    /// kernel that allows io_uring failed a caller: what a test that skips on a refusal must
+    /// not skip.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_uring::Error;
+    ///
+    /// let e = Error::classify(std::io::Error::from_raw_os_error(libc::ENOSYS));
+    /// assert!(e.is_kernel_refusal());
+    /// let e = Error::classify(std::io::Error::from_raw_os_error(libc::EINVAL));
+    /// assert!(e.is_refused() && !e.is_kernel_refusal());
+    /// ```
+    pub fn is_kernel_refusal(&self) -> bool {
+        matches!(
+            self,
+            Error::Disabled { .. } | Error::Denied | Error::NotSupported
+        )
+    }
+}
+
 /// `kernel.io_uring_disabled` (Linux 6.6+); `None` where the file does not exist.
 fn disabled_sysctl() -> Option<u8> {
     std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")

@@ -49,21 +49,11 @@ pub fn uring_refused() -> Option<String> {
                     }
                     None
                 }
-                Err(ServerError::Uring(e)) if refused_by_kernel(&e) => Some(e.to_string()),
+                Err(ServerError::Uring(e)) if e.is_kernel_refusal() => Some(e.to_string()),
                 Err(e) => panic!("a server on io_uring did not start, and not for a refusal: {e}"),
             }
         })
         .clone()
-}
-
-/// The kernel's refusal of io_uring itself, as opposed to a driver that fails on a kernel that
-/// allows it.
-fn refused_by_kernel(e: &bufslab_uring::Error) -> bool {
-    use bufslab_uring::Error;
-    matches!(
-        e,
-        Error::Disabled { .. } | Error::Denied | Error::NotSupported
-    )
 }
 
 /// Says why `test`'s io_uring run is skipped, where a passing test's output still shows
@@ -76,6 +66,18 @@ pub fn skip_uring(test: &str, why: &str) {
         "{test} under io_uring would be skipped ({why}), but BUFSLAB_REQUIRE_URING=1 requires io_uring"
     );
     let _ = writeln!(io::stderr(), "skipped: {test} under io_uring: {why}");
+}
+
+/// The address in the release binary's first line (`... listening on http://ADDR ...`), read
+/// from its stdout.
+pub fn listening_addr(stdout: &mut impl io::BufRead) -> SocketAddr {
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("the listening line");
+    line.split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
 }
 
 /// Runs `test` with [`config`] naming the driver `io`; says why and returns at once where that

@@ -74,12 +74,9 @@ pub fn start_with<M: bufslab_server::MakeService>(
     config: bufslab_server::Config,
     make: M,
 ) -> Option<bufslab_server::ServerHandle> {
-    use bufslab_uring::Error;
     match bufslab_server::Server::start(config, make) {
         Ok(s) => Some(s),
-        Err(bufslab_server::ServerError::Uring(
-            e @ (Error::Disabled { .. } | Error::Denied | Error::NotSupported),
-        )) => {
+        Err(bufslab_server::ServerError::Uring(e)) if e.is_kernel_refusal() => {
             assert!(
                 std::env::var("BUFSLAB_REQUIRE_URING").as_deref() != Ok("1"),
                 "io_uring refused ({e}), but BUFSLAB_REQUIRE_URING=1 requires it"

@@ -17,7 +17,7 @@ use io_uring::{cqueue, opcode, types, IoUring};
 pub fn ring_or_skip(test: &str, entries: u32) -> Option<IoUring> {
     match Features::probe() {
         Ok(_) => {}
-        Err(e) if refused_by_kernel(&e) => {
+        Err(e) if e.is_kernel_refusal() => {
             skip(test, &e);
             return None;
         }
@@ -26,22 +26,13 @@ pub fn ring_or_skip(test: &str, entries: u32) -> Option<IoUring> {
     match IoUring::new(entries) {
         Ok(ring) => Some(ring),
         Err(e) => match Error::classify(e) {
-            e if refused_by_kernel(&e) => {
+            e if e.is_kernel_refusal() => {
                 skip(test, &e);
                 None
             }
             e => panic!("{test}: setting up io_uring: {e}"),
         },
     }
-}
-
-/// The kernel's refusal of io_uring itself, as opposed to a feature it lacks or a call that
-/// fails on a kernel that allows io_uring.
-fn refused_by_kernel(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Disabled { .. } | Error::Denied | Error::NotSupported
-    )
 }
 
 /// Says why `test` is skipped, on the stderr handle: libtest captures `println!` and
