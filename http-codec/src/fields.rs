@@ -5,7 +5,7 @@
 //! answer the same questions about them, so the accessors are written once, in
 //! [`field_accessors`], and expanded into both `impl` blocks.
 
-use crate::header_name::{HeaderName, KnownHeader};
+use crate::header_name::{classify_token, HeaderName, KnownHeader};
 use crate::request::Version;
 
 /// One caller-provided header slot: byte offsets into the parsed buffer.
@@ -21,7 +21,6 @@ pub struct HeaderSlot {
     pub(crate) name_len: u32,
     pub(crate) value_start: u32,
     pub(crate) value_len: u32,
-    pub(crate) known: Option<KnownHeader>,
 }
 
 impl HeaderSlot {
@@ -31,19 +30,21 @@ impl HeaderSlot {
         name_len: 0,
         value_start: 0,
         value_len: 0,
-        known: None,
     };
 
     /// Resolves the slot against the buffer it was parsed from. Out-of-range offsets (a slot
     /// paired with the wrong buffer) give empty slices rather than a panic.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn resolve<'b>(&self, buf: &'b [u8]) -> Header<'b> {
         let (ns, vs) = (self.name_start as usize, self.value_start as usize);
         let raw_name = buf.get(ns..ns + self.name_len as usize).unwrap_or_default();
         let value = buf
             .get(vs..vs + self.value_len as usize)
             .unwrap_or_default();
-        let name = match self.known {
+        // The parser recognised only the names the framing needs; the rest are classified
+        // here, where the caller asks for them (a caller that reads only `raw_name` and
+        // `value` lets the compiler drop this).
+        let name = match classify_token(raw_name) {
             Some(k) => HeaderName::Known(k),
             None => HeaderName::Other(raw_name),
         };
@@ -52,6 +53,20 @@ impl HeaderSlot {
             raw_name,
             value,
         }
+    }
+}
+
+impl HeaderSlot {
+    /// Whether the slot's name is `k`'s, ASCII case-insensitively: the lengths first, so most
+    /// slots are passed over on one compare.
+    #[inline]
+    pub(crate) fn is(&self, buf: &[u8], k: KnownHeader) -> bool {
+        let lower = k.as_str().as_bytes();
+        let ns = self.name_start as usize;
+        self.name_len as usize == lower.len()
+            && buf
+                .get(ns..ns + lower.len())
+                .is_some_and(|name| name.eq_ignore_ascii_case(lower))
     }
 }
 
@@ -179,7 +194,7 @@ macro_rules! head_accessors {
         /// The value of the first field line with this known name.
         #[must_use]
         pub fn get(&self, name: $crate::KnownHeader) -> Option<&$b [u8]> {
-            let s = self.slots.iter().find(|s| s.known == Some(name))?;
+            let s = self.slots.iter().find(|s| s.is(self.buf, name))?;
             Some(s.resolve(self.buf).value)
         }
 
@@ -191,7 +206,7 @@ macro_rules! head_accessors {
             let buf = self.buf;
             self.slots
                 .iter()
-                .filter(move |s| s.known == Some(name))
+                .filter(move |s| s.is(buf, name))
                 .map(move |s| s.resolve(buf).value)
         }
 

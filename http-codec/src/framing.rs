@@ -15,25 +15,57 @@ use crate::header_name::KnownHeader;
 use crate::parsed_response::ResponseFraming;
 use crate::request::{BodyFraming, Method, Version};
 use crate::response::status_allows_content;
-use crate::scan::{eq_fold, is_token, list_elements, trim_ows};
+use crate::scan::{eq_fold, is_token, list_elements, load4, load8, trim_ows};
 use crate::uri::{valid_authority, Port};
 
-/// The headers [`Framing::header`] interprets, indexed by `KnownHeader` discriminant.
-static FRAMING_HEADERS: [bool; 256] = {
-    let mut t = [false; 256];
-    t[KnownHeader::ContentLength as usize] = true;
-    t[KnownHeader::TransferEncoding as usize] = true;
-    t[KnownHeader::Host as usize] = true;
-    t[KnownHeader::Connection as usize] = true;
-    t[KnownHeader::Expect as usize] = true;
-    t
-};
-
-/// Whether [`Framing::header`] must see field lines with this name: one table load instead
-/// of five compares.
+/// Whether `name` (a token) equals `lower` (a lowercase name of letters and `-`) ASCII
+/// case-insensitively, for names of 4 to 24 bytes: up to three overlapping word compares.
+/// Folding with `| 0x20` is exact on tokens: no `tchar` but an uppercase letter folds onto a
+/// lowercase letter, and none but `-` folds onto `-`.
 #[inline(always)]
-pub(crate) fn is_framing_header(k: KnownHeader) -> bool {
-    FRAMING_HEADERS[k as u8 as usize]
+fn name_is(name: &[u8], lower: &[u8]) -> bool {
+    const F8: u64 = 0x2020_2020_2020_2020;
+    const F4: u64 = 0x2020_2020;
+    let n = lower.len();
+    debug_assert!((4..=24).contains(&n) && name.len() == n);
+    if n < 8 {
+        return (load4(name, 0) | F4 == load4(lower, 0))
+            & (load4(name, n - 4) | F4 == load4(lower, n - 4));
+    }
+    let ends =
+        (load8(name, 0) | F8 == load8(lower, 0)) & (load8(name, n - 8) | F8 == load8(lower, n - 8));
+    ends && (n <= 16 || load8(name, 8) | F8 == load8(lower, 8))
+}
+
+/// The request field names whose lines [`Framing::header`] interprets (Content-Length,
+/// Transfer-Encoding, Host, Connection, Expect), recognised from the raw name (a token) at
+/// parse time: a jump on the length and a word compare or two. Every other name is
+/// classified only when the caller reads it.
+#[inline(always)]
+pub(crate) fn request_field(name: &[u8]) -> Option<KnownHeader> {
+    // Literal names in each arm, so that every compare is against an immediate.
+    match name.len() {
+        4 if name_is(name, b"host") => Some(KnownHeader::Host),
+        6 if name_is(name, b"expect") => Some(KnownHeader::Expect),
+        10 if name_is(name, b"connection") => Some(KnownHeader::Connection),
+        14 if name_is(name, b"content-length") => Some(KnownHeader::ContentLength),
+        17 if name_is(name, b"transfer-encoding") => Some(KnownHeader::TransferEncoding),
+        _ => None,
+    }
+}
+
+/// The response field names whose lines [`Framing::header`] interprets: `Connection` always,
+/// Content-Length and Transfer-Encoding only when they frame the body (`body`: no
+/// [`fixed_response_framing`]). Host and Expect mean nothing in a response and are not
+/// interpreted.
+#[inline(always)]
+pub(crate) fn response_field(name: &[u8], body: bool) -> Option<KnownHeader> {
+    match name.len() {
+        10 if name_is(name, b"connection") => Some(KnownHeader::Connection),
+        14 if body && name_is(name, b"content-length") => Some(KnownHeader::ContentLength),
+        17 if body && name_is(name, b"transfer-encoding") => Some(KnownHeader::TransferEncoding),
+        _ => None,
+    }
 }
 
 // Transfer-Encoding state bits.
@@ -225,25 +257,17 @@ fn content_length_list(v: &[u8]) -> Result<u64, Error> {
 /// even checked there.
 #[inline]
 pub(crate) fn fixed_response_framing(method: Method<'_>, status: u16) -> Option<ResponseFraming> {
+    // RFC 9110 §15: a code outside 100..=599 is processed as a 5xx, whose body is framed by
+    // its fields.
+    if !(100..=599).contains(&status) {
+        return None;
+    }
     if method == Method::Head || !status_allows_content(status) {
         Some(ResponseFraming::None)
     } else if method == Method::Connect && (200..300).contains(&status) {
         Some(ResponseFraming::Tunnel)
     } else {
         None
-    }
-}
-
-/// Whether a response's field line with this name goes to [`Framing::header`]: `Connection`
-/// always, Content-Length and Transfer-Encoding only when they frame the body (`body`: no
-/// [`fixed_response_framing`]). Host and Expect mean nothing in a response and are not
-/// interpreted.
-#[inline(always)]
-pub(crate) fn is_response_framing_header(k: KnownHeader, body: bool) -> bool {
-    match k {
-        KnownHeader::Connection => true,
-        KnownHeader::ContentLength | KnownHeader::TransferEncoding => body,
-        _ => false,
     }
 }
 

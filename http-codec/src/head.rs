@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::fields::HeaderSlot;
 use crate::framing::Framing;
-use crate::header_name::{classify_token, KnownHeader};
+use crate::header_name::KnownHeader;
 use crate::parse::Status;
 use crate::request::Version;
 use crate::scan::ows_bounds;
@@ -182,12 +182,18 @@ impl Lines {
     };
 
     /// Parses field lines from `self.pos` up to the empty line that ends the head, into
-    /// `slots[self.count..]`, handing the framing fields (those `wants`) to `self.framing` as
+    /// `slots[self.count..]`, handing the field lines `recognise` names to `self.framing` as
     /// each line completes: the header section of a request and of a response alike
     /// (RFC 9112 §5). `Ok(Some(head_len))` when the head is complete. When the input ends
     /// first, `Ok(None)` with `self` at the first incomplete line, so that the next call
     /// resumes there, or [`Error::HeadTooLarge`] when `truncated`: the view was cut at the
     /// head limit ([`head_view`]).
+    ///
+    /// The common line (a name ending in `:`, a value, CR LF) takes one scan and a handful of
+    /// compares; everything else (the head's end, obs-fold, a bare CR or LF, an invalid byte,
+    /// the input's end) is told apart after the scan, off that path. Names are not classified
+    /// here: only the few the framing needs are recognised, by their length and a word
+    /// compare (`recognise`), and any other is classified when it is read.
     #[inline(always)]
     pub(crate) fn field_lines<S: Scanner>(
         &mut self,
@@ -196,7 +202,7 @@ impl Lines {
         truncated: bool,
         slots: &mut [HeaderSlot],
         config: &Config,
-        wants: impl Fn(KnownHeader) -> bool,
+        recognise: impl Fn(&[u8]) -> Option<KnownHeader>,
     ) -> Result<Option<usize>, Error> {
         let lenient_lf = config.allow_bare_lf();
         let max = slots.len().min(config.max_headers());
@@ -204,70 +210,55 @@ impl Lines {
         let mut n = self.count;
         let mut lines = scanner.lines(view, i);
         loop {
-            // Line start: the end of the head, a continuation (rejected), or a field name.
-            match view.get(i) {
-                Some(b'\r') => match view.get(i + 1) {
+            // The head's end is the one line start that is not a field name, and every head
+            // has one: tested before the scan, which it would only lengthen.
+            if view.get(i) == Some(&b'\r') {
+                match view.get(i + 1) {
                     Some(b'\n') => {
                         self.count = n;
                         return Ok(Some(i + 2));
                     }
                     Some(_) => return Err(Error::BareCr),
                     None => break,
-                },
-                Some(b'\n') if lenient_lf => {
-                    self.count = n;
-                    return Ok(Some(i + 1));
                 }
-                Some(b'\n') => return Err(Error::BareLf),
-                // RFC 9112 §5.2 (obs-fold) and §2.2 (whitespace before the first field):
-                // a server MUST reject or unfold, a user agent unfold, a proxy answer 502 or
-                // unfold. Unfolding needs a copy, so both parsers reject.
-                Some(b' ' | b'\t') => return Err(Error::ObsFold),
-                Some(_) => {}
-                None => break,
+            }
+            // The name's end (the first non-`tchar`, which must be the `:`) and the line's (the
+            // first control byte other than HTAB, or DEL, after it, which must be the CR): the
+            // next line's start depends on these two searches only.
+            let (ne, stop) = lines.field_line(view, i);
+            if ne == i {
+                match other_line_start(view, i, n < max, lenient_lf)? {
+                    Some(head_len) => {
+                        self.count = n;
+                        return Ok(Some(head_len));
+                    }
+                    None => break,
+                }
             }
             // Another field line is starting: reject now rather than after buffering it.
             if n >= max {
                 return Err(Error::TooManyHeaders);
             }
-            // The name's end (the first non-`tchar`, which must be the `:`) and the line's (the
-            // first control byte other than HTAB, or DEL, after it, which must be the CR): the
-            // next line's start depends on these two searches only. The name and the value's
-            // OWS are worked out beside them.
-            let (ne, stop) = lines.field_line(view, i);
             // field-name ":" (RFC 9112 §5.1)
             match view.get(ne) {
-                Some(b':') if ne > i => {}
-                Some(b' ' | b'\t') if ne > i => return Err(Error::WhitespaceBeforeColon),
+                Some(b':') => {}
+                Some(b' ' | b'\t') => return Err(Error::WhitespaceBeforeColon),
                 Some(_) => return Err(Error::InvalidHeaderName),
                 None => break,
             }
-            let name = view.get(i..ne).unwrap_or_default();
-            let known = classify_token(name);
-            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
-            let (vs, ve) = trim_value(view, ne + 1, stop);
-            // CR LF as one two-byte compare; anything else (bare CR or LF, an invalid byte,
-            // the end of the input) is told apart below.
+            // CR LF as one two-byte compare; anything else out of line.
             let next = if view.get(stop..stop + 2) == Some(b"\r\n") {
                 stop + 2
             } else {
-                match view.get(stop) {
-                    Some(b'\r') => match view.get(stop + 1) {
-                        Some(b'\n') => stop + 2,
-                        Some(_) => return Err(Error::BareCr),
-                        // Incomplete line: the loop's exit records how far it got.
-                        None => break,
-                    },
-                    Some(b'\n') if lenient_lf => stop + 1,
-                    Some(b'\n') => return Err(Error::BareLf),
-                    Some(_) => return Err(Error::InvalidHeaderValue),
+                match line_end(view, stop, lenient_lf, Error::InvalidHeaderValue)? {
+                    Some(next) => next,
                     None => break,
                 }
             };
-            if let Some(k) = known {
-                if wants(k) {
-                    self.framing.header(k, view, vs, ve, n)?;
-                }
+            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
+            let (vs, ve) = trim_value(view, ne + 1, stop);
+            if let Some(k) = recognise(view.get(i..ne).unwrap_or_default()) {
+                self.framing.header(k, view, vs, ve, n)?;
             }
             if let Some(slot) = slots.get_mut(n) {
                 // Offsets fit in u32: `view` is at most `u32::MAX` bytes (see `head_view`).
@@ -276,7 +267,6 @@ impl Lines {
                     name_len: (ne - i) as u32,
                     value_start: vs as u32,
                     value_len: (ve - vs) as u32,
-                    known,
                 };
             }
             n += 1;
@@ -285,6 +275,29 @@ impl Lines {
         self.pos = i;
         self.count = n;
         incomplete(truncated)
+    }
+}
+
+/// A line that starts with neither a field name nor CR (RFC 9112 §2.2, §5): the head's end
+/// after a bare LF where `lenient_lf` allows it (`Ok(Some(head_len))`), or the input's end
+/// (`Ok(None)`); anything else is an error. `room`: another field line would still fit.
+#[inline(never)]
+fn other_line_start(
+    view: &[u8],
+    i: usize,
+    room: bool,
+    lenient_lf: bool,
+) -> Result<Option<usize>, Error> {
+    match view.get(i) {
+        None => Ok(None),
+        Some(b'\n') if lenient_lf => Ok(Some(i + 1)),
+        Some(b'\n') => Err(Error::BareLf),
+        // RFC 9112 §5.2 (obs-fold) and §2.2 (whitespace before the first field): a server
+        // MUST reject or unfold, a user agent unfold, a proxy answer 502 or unfold. Unfolding
+        // needs a copy, so both parsers reject.
+        Some(b' ' | b'\t') => Err(Error::ObsFold),
+        Some(_) if !room => Err(Error::TooManyHeaders),
+        Some(_) => Err(Error::InvalidHeaderName),
     }
 }
 

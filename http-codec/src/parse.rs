@@ -14,7 +14,7 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::fields::HeaderSlot;
-use crate::framing::is_framing_header;
+use crate::framing::request_field;
 use crate::head::{
     head_view, http_version, incomplete, line_end, parser_basics, settle, within_capacity, Lines,
 };
@@ -254,7 +254,7 @@ impl Parser {
         }
         let lines = &mut self.p.lines;
         let config = &self.config;
-        match lines.field_lines(scanner, view, truncated, slots, config, is_framing_header)? {
+        match lines.field_lines(scanner, view, truncated, slots, config, request_field)? {
             Some(head_len) => Ok(Some((head_len, lines.framing.finish(self.p.version)?))),
             None => Ok(None),
         }

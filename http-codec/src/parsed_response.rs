@@ -61,10 +61,33 @@ pub struct Response<'b, 'h> {
 }
 
 impl<'b, 'h> Response<'b, 'h> {
-    /// The status code, in `100..=599` (RFC 9110 §15).
+    /// The status code as received: three digits, in `100..=599` unless the server sent an
+    /// invalid one (RFC 9110 §15), which a client treats as a 5xx: see
+    /// [`is_server_error`](Self::is_server_error).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::{parse_response, HeaderSlot, Method, ResponseFraming};
+    ///
+    /// let mut slots = [HeaderSlot::EMPTY; 4];
+    /// let buf = b"HTTP/1.1 999 Library Error\r\nContent-Length: 2\r\n\r\nno";
+    /// let resp = parse_response(buf, Method::Get, &mut slots)?.complete().unwrap();
+    /// assert_eq!(resp.status(), 999);
+    /// assert!(resp.is_server_error());
+    /// assert_eq!(resp.framing(), ResponseFraming::Length(2));
+    /// # Ok::<(), bufslab_http::Error>(())
+    /// ```
     #[must_use]
     pub fn status(&self) -> u16 {
         self.status
+    }
+
+    /// Whether the response is a server error (5xx), or carries a code outside `100..=599`,
+    /// which RFC 9110 §15 has a client process as a 5xx; its body is framed as a 5xx's.
+    #[must_use]
+    pub fn is_server_error(&self) -> bool {
+        !(100..=499).contains(&self.status)
     }
 
     /// The reason phrase as received, possibly empty; it may hold obs-text (bytes above 0x7F).

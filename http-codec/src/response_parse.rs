@@ -8,7 +8,7 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::fields::HeaderSlot;
-use crate::framing::{fixed_response_framing, is_response_framing_header};
+use crate::framing::{fixed_response_framing, response_field};
 use crate::head::{
     head_view, http_version, incomplete, line_end, parser_basics, settle, within_capacity, Lines,
 };
@@ -18,8 +18,13 @@ use crate::request::{Method, Version};
 use crate::scanner::Scanner;
 use crate::simd::{find_ctl_but_tab, Job};
 
-/// Offset of the reason phrase: after `HTTP/1.1 200 `.
+/// Offset of the reason phrase in the status line: after `HTTP/1.1 200 `.
 const REASON_START: usize = 13;
+
+/// The most empty lines skipped before a status line. Servers send one after a `304` or a
+/// `100` whose framing they got wrong (a stray CR LF where no body was due); more than a few
+/// is not that slip but a stream that has lost its framing.
+pub(crate) const MAX_EMPTY_LINES_BEFORE_STATUS: usize = 4;
 
 /// Everything derived from the complete lines seen so far.
 #[derive(Clone, Copy, Debug)]
@@ -28,7 +33,8 @@ struct Progress {
     in_headers: bool,
     version: Version,
     status: u16,
-    /// The reason phrase is `buf[REASON_START..reason_end]`.
+    /// The reason phrase is `buf[reason_start..reason_end]`.
+    reason_start: usize,
     reason_end: usize,
     /// Offset of the first incomplete line and the field lines so far.
     lines: Lines,
@@ -39,6 +45,7 @@ impl Progress {
         in_headers: false,
         version: Version::Http11,
         status: 0,
+        reason_start: REASON_START,
         reason_end: REASON_START,
         lines: Lines::NEW,
     };
@@ -57,8 +64,12 @@ impl Progress {
 /// [`allow_bare_lf`](Config::allow_bare_lf); `max_request_line` does not.
 ///
 /// A status line is `HTTP-version SP 3DIGIT SP reason-phrase` (RFC 9112 §4): the SP after the
-/// code is required even when the reason is empty, the code is in `100..=599` (RFC 9110 §15),
-/// and no empty line may come before it (the allowance of RFC 9112 §2.2 is for servers).
+/// code is required even when the reason is empty. A code of three digits outside `100..=599`
+/// is invalid, but RFC 9110 §15 has a client treat the response as a 5xx rather than lose it:
+/// it is parsed, reported by [`Response::status`](crate::Response::status) as received, and
+/// framed as a 5xx (see [`Response::is_server_error`](crate::Response::is_server_error)). Up to
+/// four empty lines before the status line are skipped (RFC 9112 §2.2: servers send one after
+/// a `304` or a `100`); a fifth is [`Error::InvalidStatusLine`].
 /// Content-Length and Transfer-Encoding are checked as in requests whenever they frame the
 /// body, except that a Transfer-Encoding not ending in `chunked`, or an unknown coding before a
 /// final `chunked`, is accepted: a response can be delimited by closing the connection, and
@@ -172,7 +183,7 @@ impl ResponseParser {
                 slots: slots.get(..p.lines.count).unwrap_or_default(),
                 version: p.version,
                 status: p.status,
-                reason: buf.get(REASON_START..p.reason_end).unwrap_or_default(),
+                reason: buf.get(p.reason_start..p.reason_end).unwrap_or_default(),
                 head_len,
                 framing,
                 flags: p.lines.framing.flags,
@@ -244,7 +255,7 @@ impl ResponseParser {
             return Ok(None);
         }
         let fixed = fixed_response_framing(method, self.p.status);
-        let wants = |k| is_response_framing_header(k, fixed.is_none());
+        let wants = |name: &[u8]| response_field(name, fixed.is_none());
         let lines = &mut self.p.lines;
         match lines.field_lines(scanner, view, truncated, slots, &self.config, wants)? {
             Some(head_len) => {
@@ -259,32 +270,49 @@ impl ResponseParser {
     /// soon as it arrives, so a prefix never gets another verdict than the whole line.
     #[inline(always)]
     fn status_line(&mut self, view: &[u8], truncated: bool) -> Result<Option<()>, Error> {
-        // HTTP-version SP (RFC 9112 §2.3). Not after empty lines: skipping them is a server's
-        // robustness rule (§2.2), and a client that finds anything but a status line where a
-        // response must start has lost track of the framing.
-        let Some(v) = view.get(..8) else {
+        let lenient_lf = self.config.allow_bare_lf();
+        // RFC 9112 §2.2: empty lines before the status line, a few at most (the line is parsed
+        // whole on every call, so they are counted from the start again).
+        let mut start = 0;
+        for skipped in 0..=MAX_EMPTY_LINES_BEFORE_STATUS {
+            let next = match view.get(start) {
+                Some(b'\r') => match view.get(start + 1) {
+                    Some(b'\n') => start + 2,
+                    Some(_) => return Err(Error::BareCr),
+                    None => return incomplete(truncated),
+                },
+                Some(b'\n') if lenient_lf => start + 1,
+                Some(b'\n') => return Err(Error::BareLf),
+                _ => break,
+            };
+            if skipped == MAX_EMPTY_LINES_BEFORE_STATUS {
+                return Err(Error::InvalidStatusLine);
+            }
+            start = next;
+        }
+        let line = view.get(start..).unwrap_or_default();
+        // HTTP-version SP (RFC 9112 §2.3).
+        let Some(v) = line.get(..8) else {
             return incomplete(truncated);
         };
         let version = http_version(v)?;
-        match view.get(8) {
+        match line.get(8) {
             None => return incomplete(truncated),
             Some(b' ') => {}
             Some(_) => return Err(Error::InvalidVersion),
         }
-        // status-code = 3DIGIT, 100 to 599 (RFC 9110 §15), then SP, required even before an
-        // empty reason phrase (RFC 9112 §4).
+        // status-code = 3DIGIT, then SP, required even before an empty reason phrase (RFC 9112
+        // §4). A code outside 100 to 599 is kept as it is (RFC 9110 §15: a client treats it as
+        // a 5xx).
         let mut status = 0u16;
         for at in 9..12 {
-            match view.get(at) {
+            match line.get(at) {
                 None => return incomplete(truncated),
                 Some(&d) if d.is_ascii_digit() => status = status * 10 + u16::from(d - b'0'),
                 Some(_) => return Err(Error::InvalidStatusCode),
             }
         }
-        if !(100..=599).contains(&status) {
-            return Err(Error::InvalidStatusCode);
-        }
-        match view.get(12) {
+        match line.get(12) {
             None => return incomplete(truncated),
             Some(b' ') => {}
             Some(d) if d.is_ascii_digit() => return Err(Error::InvalidStatusCode),
@@ -292,8 +320,8 @@ impl ResponseParser {
         }
         // reason-phrase = *( HTAB / SP / VCHAR / obs-text ): it ends at the first control byte
         // other than HTAB, or DEL, which must be the line's end.
-        let reason_end = find_ctl_but_tab(view, REASON_START);
-        let lenient_lf = self.config.allow_bare_lf();
+        let reason_start = start + REASON_START;
+        let reason_end = find_ctl_but_tab(view, reason_start);
         let Some(next) = line_end(view, reason_end, lenient_lf, Error::InvalidStatusLine)? else {
             return incomplete(truncated);
         };
@@ -301,6 +329,7 @@ impl ResponseParser {
             in_headers: true,
             version,
             status,
+            reason_start,
             reason_end,
             lines: Lines {
                 pos: next,

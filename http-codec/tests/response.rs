@@ -88,6 +88,13 @@ const FRAMING: &[FramingRow] = &[
     ("9112 §6.3.5 negative", Method::Get, b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", Err(Error::InvalidContentLength)),
     ("9112 §6.3.5 overflow", Method::Get, b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\n", Err(Error::InvalidContentLength)),
     ("9112 §6.3.5 empty", Method::Get, b"HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n", Err(Error::InvalidContentLength)),
+    // ---- RFC 9110 §15: an invalid code is processed as a 5xx, so its fields frame it ----
+    ("9110 §15 code 999 framed as a 5xx", Method::Get, b"HTTP/1.1 999 Library Error\r\nContent-Length: 3\r\n\r\n", Ok(Length(3))),
+    ("9110 §15 code 600 chunked", Method::Get, b"HTTP/1.1 600 High\r\nTransfer-Encoding: chunked\r\n\r\n", Ok(Chunked)),
+    ("9110 §15 code 099 has a body (not a 1xx)", Method::Get, b"HTTP/1.1 099 Low\r\nContent-Length: 2\r\n\r\n", Ok(Length(2))),
+    ("9110 §15 code 000 until close", Method::Get, b"HTTP/1.1 000 Zero\r\n\r\n", Ok(CloseDelimited)),
+    ("9110 §15 code 604 to CONNECT is no tunnel", Method::Connect, b"HTTP/1.1 604 X\r\nContent-Length: 1\r\n\r\n", Ok(Length(1))),
+    ("9110 §15 code 999 keeps its fields' rules", Method::Get, b"HTTP/1.1 999 X\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", Err(Error::InvalidContentLength)),
     // ---- point 8: otherwise, until the server closes ----
     ("9112 §6.3.8 neither field", Method::Get, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n", Ok(CloseDelimited)),
     ("9112 §6.3.8 neither field, HTTP/1.0", Method::Get, b"HTTP/1.0 200 OK\r\n\r\n", Ok(CloseDelimited)),
@@ -119,15 +126,15 @@ const REJECT: &[(&str, &[u8], Error)] = &[
     ("9112 §4 four digits", b"HTTP/1.1 2000 OK\r\n\r\n", Error::InvalidStatusCode),
     ("9112 §4 a letter in the code", b"HTTP/1.1 2x0 OK\r\n\r\n", Error::InvalidStatusCode),
     ("9112 §4 two SP before the code", b"HTTP/1.1  200 OK\r\n\r\n", Error::InvalidStatusCode),
-    ("9110 §15 code below 100", b"HTTP/1.1 099 Low\r\n\r\n", Error::InvalidStatusCode),
-    ("9110 §15 code 000", b"HTTP/1.1 000 Zero\r\n\r\n", Error::InvalidStatusCode),
-    ("9110 §15 code above 599", b"HTTP/1.1 600 High\r\n\r\n", Error::InvalidStatusCode),
     ("9112 §4 NUL in the reason", b"HTTP/1.1 200 O\0K\r\n\r\n", Error::InvalidStatusLine),
     ("9112 §4 DEL in the reason", b"HTTP/1.1 200 O\x7fK\r\n\r\n", Error::InvalidStatusLine),
     ("9112 §4 a control byte in the reason", b"HTTP/1.1 200 O\x01K\r\n\r\n", Error::InvalidStatusLine),
     ("9112 §2.2 bare CR after the reason", b"HTTP/1.1 200 OK\rX: y\r\n\r\n", Error::BareCr),
     ("9112 §2.2 bare LF after the reason", b"HTTP/1.1 200 OK\nX: y\r\n\r\n", Error::BareLf),
-    ("9112 §2.2 no empty line before the status line (a server's allowance)", b"\r\nHTTP/1.1 200 OK\r\n\r\n", Error::InvalidVersion),
+    ("9112 §2.2 five empty lines before the status line: not a slip but lost framing", b"\r\n\r\n\r\n\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", Error::InvalidStatusLine),
+    ("9112 §2.2 a bare CR before the status line", b"\rHTTP/1.1 200 OK\r\n\r\n", Error::BareCr),
+    ("9112 §2.2 a bare LF before the status line", b"\nHTTP/1.1 200 OK\r\n\r\n", Error::BareLf),
+    ("9112 §2.2 whitespace is not an empty line", b" \r\nHTTP/1.1 200 OK\r\n\r\n", Error::InvalidVersion),
     // ---- RFC 9112 §2.3 version ----
     ("9112 §2.3 version is case-sensitive", b"http/1.1 200 OK\r\n\r\n", Error::InvalidVersion),
     ("9112 §2.3 malformed version", b"HTTP/1.x 200 OK\r\n\r\n", Error::InvalidVersion),
@@ -189,12 +196,49 @@ fn rfc9112_4_status_line_accepted_forms() {
     // The extremes of 9110 §15.
     assert_eq!(ok(Method::Get, b"HTTP/1.1 100 \r\n\r\n").status, 100);
     assert_eq!(ok(Method::Get, b"HTTP/1.1 599 \r\n\r\n").status, 599);
+    // Outside them, any three digits, reported as received (9110 §15: processed as a 5xx).
+    for (head, code) in [
+        (&b"HTTP/1.1 000 \r\n\r\n"[..], 0),
+        (b"HTTP/1.1 099 Low\r\n\r\n", 99),
+        (b"HTTP/1.1 600 High\r\n\r\n", 600),
+        (b"HTTP/1.1 999 Library Error\r\n\r\n", 999),
+    ] {
+        assert_eq!(ok(Method::Get, head).status, code);
+    }
     // Bare LF when configured (9112 §2.2 MAY).
     let cfg = Config::DEFAULT.with_allow_bare_lf(true);
     let s = whole_response(cfg, Method::Get, b"HTTP/1.1 200 OK\nX: y\n\n")
         .unwrap()
         .unwrap();
     assert_eq!((s.head_len, s.headers.len()), (22, 1));
+}
+
+#[test]
+fn rfc9112_2_2_empty_lines_before_the_status_line_are_skipped() {
+    // A stray CR LF after a 304 or a 100, as real servers send, then the next response: up
+    // to four are skipped and count in the head's length; the reason is found after them.
+    for n in 1..=4 {
+        let mut wire = b"\r\n".repeat(n);
+        wire.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        let s = ok(Method::Get, &wire);
+        assert_eq!((s.status, &s.reason[..]), (200, &b"OK"[..]), "{n} lines");
+        assert_eq!((s.head_len, s.framing), (wire.len(), Length(0)));
+        // The same at every split.
+        let cuts: Vec<usize> = (0..wire.len()).collect();
+        assert_eq!(
+            fed_response(Config::DEFAULT, Method::Get, &wire, &cuts),
+            Ok(Some(s))
+        );
+    }
+    // Bare LF empty lines only where bare LF is allowed.
+    let cfg = Config::DEFAULT.with_allow_bare_lf(true);
+    let s = whole_response(cfg, Method::Get, b"\n\r\nHTTP/1.1 204 No Content\n\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!((s.status, s.head_len), (204, 28));
+    // Only empty lines so far: more is needed.
+    assert_eq!(parse(Method::Get, b"\r\n\r\n"), Ok(None));
+    assert_eq!(parse(Method::Get, b"\r\n\r"), Ok(None));
 }
 
 #[test]
