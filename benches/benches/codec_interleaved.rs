@@ -6,6 +6,11 @@
 //! seconds, ratios taken within one round are steadier than ratios of medians that criterion
 //! measured one contender after the other.
 //!
+//! Two tables: every contender reads every field of each head; then every contender also
+//! decides what a server must before it reads the body (framing, persistence, one Host:
+//! `bufslab_benches::decide_framing` over the peers' fields), which bufslab-http's parse
+//! already includes, so the second table is the whole job's cost.
+//!
 //! Run: `cargo bench -p bufslab-benches --bench codec_interleaved -- [ROUNDS]` (default 101;
 //! pin with `taskset -c N`). Without `--bench` (as `cargo test` runs it) it does one short
 //! round.
@@ -22,12 +27,15 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// A contender: bufslab-http with the `k`-th backend, httparse or picohttpparser.
+/// A contender: bufslab-http with the `k`-th backend, httparse or picohttpparser (then
+/// deciding the framing over their fields, or not).
 #[derive(Clone, Copy)]
 enum Who {
     Bufslab(usize),
     Httparse,
     Pico,
+    HttparseFramed,
+    PicoFramed,
 }
 
 /// Runs `who` `reps` times over `buf`; nanoseconds per request head.
@@ -38,6 +46,8 @@ fn time(c: &mut Contenders, who: Who, buf: &'static [u8], heads: usize, reps: us
             Who::Bufslab(k) => c.bufslab(k, buf, heads),
             Who::Httparse => c.httparse(buf, heads),
             Who::Pico => c.pico(buf, heads),
+            Who::HttparseFramed => c.httparse_framed(buf, heads),
+            Who::PicoFramed => c.pico_framed(buf, heads),
         };
     }
     start.elapsed().as_nanos() as f64 / (reps * heads) as f64
@@ -52,19 +62,36 @@ fn main() {
         _ => 1,
     };
     let mut c = Contenders::new();
+    if !measuring {
+        println!("one cold round: a smoke test, not a measurement (run with `cargo bench`)");
+    }
+    println!("{rounds} rounds; ns per request head, medians; ratios: median (min-max) of the per-round ratios of each bufslab backend to the faster of httparse and pico in that round");
+    for framed in [false, true] {
+        println!();
+        if framed {
+            println!("Every field read, and the framing decided by every contender:");
+        } else {
+            println!("Every field read:");
+        }
+        println!();
+        table(&mut c, rounds, measuring, framed);
+    }
+}
+
+/// One table: every fixture, every contender, the peers deciding the framing or not.
+fn table(c: &mut Contenders, rounds: usize, measuring: bool, framed: bool) {
     let backends = backends();
     let mut who: Vec<Who> = (0..backends.len()).map(Who::Bufslab).collect();
-    who.extend([Who::Httparse, Who::Pico]);
+    if framed {
+        who.extend([Who::HttparseFramed, Who::PicoFramed]);
+    } else {
+        who.extend([Who::Httparse, Who::Pico]);
+    }
     let names: Vec<String> = backends
         .iter()
         .map(|b| format!("bufslab {b}"))
         .chain(["httparse".into(), "pico".into()])
         .collect();
-    if !measuring {
-        println!("one cold round: a smoke test, not a measurement (run with `cargo bench`)");
-    }
-    println!("{rounds} rounds; ns per request head, medians; ratios: median (min-max) of the per-round ratios of each bufslab backend to the faster of httparse and pico in that round");
-    println!();
     let ratio_cols: Vec<String> = backends
         .iter()
         .map(|b| format!("{b} / best peer"))
@@ -83,7 +110,7 @@ fn main() {
     for &(name, buf, heads) in &fixtures {
         // Repetitions that fill one slice, from a short calibration run of httparse.
         let reps = if measuring {
-            let per_rep = time(&mut c, Who::Httparse, buf, heads, 1000) * heads as f64;
+            let per_rep = time(c, Who::Httparse, buf, heads, 1000) * heads as f64;
             ((SLICE_NS / per_rep) as usize).max(1)
         } else {
             1
@@ -95,7 +122,7 @@ fn main() {
             // The order rotates from round to round, so no contender always runs first.
             for k in 0..who.len() {
                 let w = (round + k) % who.len();
-                t[w] = time(&mut c, who[w], buf, heads, reps);
+                t[w] = time(c, who[w], buf, heads, reps);
             }
             let best_peer = t[backends.len()].min(t[backends.len() + 1]);
             for (k, r) in ratios.iter_mut().enumerate() {

@@ -16,7 +16,7 @@
 use std::hint::black_box;
 use std::mem::MaybeUninit;
 
-use crate::{sum_bufslab, FieldSum};
+use crate::{decide_framing, sum_bufslab, FieldSum};
 use bufslab_http::{Backend, Config, HeaderSlot, Parser, Status};
 
 const SLOTS: usize = 64;
@@ -107,6 +107,17 @@ impl Contenders {
 
     /// httparse parses the `n` heads of `buf`, reading every field of each.
     pub fn httparse(&mut self, buf: &'static [u8], n: usize) -> usize {
+        self.httparse_with::<false>(buf, n)
+    }
+
+    /// [`httparse`](Self::httparse), then the server's decisions over its fields
+    /// ([`decide_framing`]): what bufslab-http's parse includes.
+    pub fn httparse_framed(&mut self, buf: &'static [u8], n: usize) -> usize {
+        self.httparse_with::<true>(buf, n)
+    }
+
+    #[inline(always)]
+    fn httparse_with<const FRAMED: bool>(&mut self, buf: &'static [u8], n: usize) -> usize {
         let headers = &mut self.httparse;
         each_head(black_box(buf), n, |buf| {
             let mut req = httparse::Request::new(&mut []);
@@ -121,6 +132,10 @@ impl Contenders {
                         sum.field(h.value);
                     }
                     black_box(sum.value());
+                    if FRAMED {
+                        let fields = req.headers.iter().map(|h| (h.name.as_bytes(), h.value));
+                        black_box(decide_framing(req.version.unwrap_or_default(), fields));
+                    }
                     len
                 }
                 _ => panic!("httparse rejected a fixture"),
@@ -130,6 +145,17 @@ impl Contenders {
 
     /// picohttpparser parses the `n` heads of `buf`, reading every field of each.
     pub fn pico(&mut self, buf: &'static [u8], n: usize) -> usize {
+        self.pico_with::<false>(buf, n)
+    }
+
+    /// [`pico`](Self::pico), then the server's decisions over its fields
+    /// ([`decide_framing`]): what bufslab-http's parse includes.
+    pub fn pico_framed(&mut self, buf: &'static [u8], n: usize) -> usize {
+        self.pico_with::<true>(buf, n)
+    }
+
+    #[inline(always)]
+    fn pico_with<const FRAMED: bool>(&mut self, buf: &'static [u8], n: usize) -> usize {
         let headers = &mut self.pico;
         each_head(black_box(buf), n, |buf| {
             let mut method = std::ptr::null();
@@ -168,6 +194,13 @@ impl Contenders {
                 }
             }
             black_box(sum.value());
+            if FRAMED {
+                // SAFETY: as for the reads above.
+                let fields = headers[..num_headers]
+                    .iter()
+                    .map(|h| unsafe { (slice(h.name, h.name_len), slice(h.value, h.value_len)) });
+                black_box(decide_framing(minor as u8, fields));
+            }
             r as usize
         })
     }

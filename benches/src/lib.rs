@@ -8,11 +8,13 @@ mod cli;
 mod contenders;
 mod field_sum;
 mod hyper_server;
+mod server_framing;
 
 pub use cli::{args_or_exit, parse_flags, serve_main, Flag};
 pub use contenders::{backends, fixtures, Contenders};
 pub use field_sum::{sum_bufslab, FieldSum};
 pub use hyper_server::HyperServer;
+pub use server_framing::{decide_framing, ServerFraming};
 
 /// The codec fixtures, the project's reference request bytes (`http-codec/tests/fixtures/`):
 /// name and bytes, one request head each (`post_json` with its body after it).

@@ -257,12 +257,15 @@ fn content_length_list(v: &[u8]) -> Result<u64, Error> {
 /// even checked there.
 #[inline]
 pub(crate) fn fixed_response_framing(method: Method<'_>, status: u16) -> Option<ResponseFraming> {
+    if method == Method::Head {
+        return Some(ResponseFraming::None);
+    }
     // RFC 9110 §15: a code outside 100..=599 is processed as a 5xx, whose body is framed by
     // its fields.
     if !(100..=599).contains(&status) {
         return None;
     }
-    if method == Method::Head || !status_allows_content(status) {
+    if !status_allows_content(status) {
         Some(ResponseFraming::None)
     } else if method == Method::Connect && (200..300).contains(&status) {
         Some(ResponseFraming::Tunnel)

@@ -1,8 +1,9 @@
 //! Header field names: a known-header enum and allocation-free, case-insensitive recognition.
 //!
-//! Recognition is the hot path of every header line, so it is a single probe of a small open
-//! addressing table built at compile time (keyed by length, first and last byte), followed by one
-//! 8-bytes-at-a-time comparison against the one candidate. No allocation, no lowercase copy.
+//! The head parsers recognise only the names their framing needs (`crate::framing`); every
+//! other name is classified here when a caller reads it: a jump on the length and a compare of
+//! the name's first and last 8 bytes, case-folded, against each known name of that length
+//! (`lookup`), and of the middle for names over 16 bytes. No allocation, no lowercase copy.
 
 use core::fmt;
 

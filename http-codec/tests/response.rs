@@ -93,6 +93,7 @@ const FRAMING: &[FramingRow] = &[
     ("9110 §15 code 600 chunked", Method::Get, b"HTTP/1.1 600 High\r\nTransfer-Encoding: chunked\r\n\r\n", Ok(Chunked)),
     ("9110 §15 code 099 has a body (not a 1xx)", Method::Get, b"HTTP/1.1 099 Low\r\nContent-Length: 2\r\n\r\n", Ok(Length(2))),
     ("9110 §15 code 000 until close", Method::Get, b"HTTP/1.1 000 Zero\r\n\r\n", Ok(CloseDelimited)),
+    ("9110 §15 / 9112 §6.3.1 code 999 to HEAD has no body", Method::Head, b"HTTP/1.1 999 X\r\nContent-Length: 5\r\n\r\n", Ok(ResponseFraming::None)),
     ("9110 §15 code 604 to CONNECT is no tunnel", Method::Connect, b"HTTP/1.1 604 X\r\nContent-Length: 1\r\n\r\n", Ok(Length(1))),
     ("9110 §15 code 999 keeps its fields' rules", Method::Get, b"HTTP/1.1 999 X\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", Err(Error::InvalidContentLength)),
     // ---- point 8: otherwise, until the server closes ----

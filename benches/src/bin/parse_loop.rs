@@ -11,8 +11,9 @@
 //! Instructions per head = callgrind's "Collected" / N. Fixtures: `techempower`, `browser`,
 //! `many_headers`, `post_json` (`http-codec/tests/fixtures/`). A third argument forces a
 //! backend (`portable`, `sse2`, `avx2`; default `auto`, the fastest this CPU has), or runs a
-//! peer instead, `httparse` or `pico`, reading the same fields; count those with
-//! `--toggle-collect='parse_loop::run_peer'`.
+//! peer instead, `httparse` or `pico`, reading the same fields (`httparse-framed` and
+//! `pico-framed` also decide the framing over them, as bufslab-http's parse does); count those
+//! with `--toggle-collect='parse_loop::run_peer'`.
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -38,6 +39,8 @@ fn run(parser: &mut Parser, slots: &mut [HeaderSlot], buf: &[u8], n: usize) -> u
 enum Peer {
     Httparse,
     Pico,
+    HttparseFramed,
+    PicoFramed,
 }
 
 /// Parses `buf` `n` times with `peer`, reading the same fields as [`run`].
@@ -48,6 +51,8 @@ fn run_peer(c: &mut Contenders, peer: Peer, buf: &'static [u8], n: usize) -> usi
         parsed += match peer {
             Peer::Httparse => c.httparse(black_box(buf), 1),
             Peer::Pico => c.pico(black_box(buf), 1),
+            Peer::HttparseFramed => c.httparse_framed(black_box(buf), 1),
+            Peer::PicoFramed => c.pico_framed(black_box(buf), 1),
         };
     }
     parsed
@@ -61,6 +66,8 @@ fn main() -> ExitCode {
     let peer = match which.as_deref() {
         Some("httparse") => Some(Peer::Httparse),
         Some("pico") => Some(Peer::Pico),
+        Some("httparse-framed") => Some(Peer::HttparseFramed),
+        Some("pico-framed") => Some(Peer::PicoFramed),
         _ => None,
     };
     let backend = match which {
@@ -74,7 +81,7 @@ fn main() -> ExitCode {
         let names: Vec<&str> = FIXTURES.iter().map(|(f, _)| *f).collect();
         let backends: Vec<String> = Backend::ALL.iter().map(|b| b.to_string()).collect();
         eprintln!(
-            "usage: parse_loop <{}> [count] [{}|httparse|pico]",
+            "usage: parse_loop <{}> [count] [{}|httparse|pico|httparse-framed|pico-framed]",
             names.join("|"),
             backends.join("|")
         );
