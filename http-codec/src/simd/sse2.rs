@@ -101,11 +101,10 @@ mod x86 {
         }
     }
 
-    /// Lane mask of bytes that are not `[A-Za-z0-9-]`.
+    /// Lane masks of letters and of digits.
     #[inline(always)]
     #[allow(unused_unsafe)]
-    pub(super) fn not_alnum_dash_mask(c: &[u8; 16]) -> u32 {
-        let v = load(c);
+    fn letters_digits(v: __m128i) -> (__m128i, __m128i) {
         // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
         unsafe {
             // (b | 0x20) + 0x1f maps 'a'..='z' onto 0x80..=0x99 (signed < -102); only letters
@@ -113,9 +112,42 @@ mod x86 {
             let l = _mm_or_si128(v, _mm_set1_epi8(0x20));
             let letter = _mm_cmplt_epi8(_mm_add_epi8(l, _mm_set1_epi8(0x1f)), _mm_set1_epi8(-102));
             let digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x50)), _mm_set1_epi8(-118));
+            (letter, digit)
+        }
+    }
+
+    /// Lane mask of bytes that are not `[A-Za-z0-9-]`.
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    pub(super) fn not_alnum_dash_mask(c: &[u8; 16]) -> u32 {
+        let v = load(c);
+        let (letter, digit) = letters_digits(v);
+        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
+        unsafe {
             let dash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'-' as i8));
             let ok = _mm_or_si128(_mm_or_si128(letter, digit), dash);
             !(_mm_movemask_epi8(ok) as u32) & 0xffff
+        }
+    }
+
+    /// The lane masks a common Host value is checked with: bytes that are not
+    /// `[A-Za-z0-9.-]`, the colons, and the bytes that are not digits.
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    pub(super) fn host_masks(c: &[u8; 16]) -> (u32, u32, u32) {
+        let v = load(c);
+        let (letter, digit) = letters_digits(v);
+        // SAFETY: register-only SSE2 arithmetic; SSE2 is baseline on x86_64.
+        unsafe {
+            let dash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'-' as i8));
+            let dot = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'.' as i8));
+            let colon = _mm_cmpeq_epi8(v, _mm_set1_epi8(b':' as i8));
+            let name = _mm_or_si128(_mm_or_si128(letter, digit), _mm_or_si128(dash, dot));
+            (
+                !(_mm_movemask_epi8(name) as u32) & 0xffff,
+                _mm_movemask_epi8(colon) as u32,
+                !(_mm_movemask_epi8(digit) as u32) & 0xffff,
+            )
         }
     }
 }
@@ -260,6 +292,24 @@ pub(crate) fn find_ctl_but_tab(buf: &[u8], i: usize) -> usize {
 #[inline(always)]
 pub(crate) fn plain_host(buf: &[u8], start: usize, end: usize) -> bool {
     let end = end.min(buf.len());
+    // Nearly every Host value is a name of letters, digits, dots and dashes, maybe with a
+    // port, in at most 16 bytes: one load and three masks, the lanes past `end` dropped.
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(n @ 0..=16), Some(c)) = (
+        end.checked_sub(start),
+        buf.get(start..).and_then(|s| s.first_chunk::<16>()),
+    ) {
+        let (other, colon, not_digit) = x86::host_masks(c);
+        let value = (1u32 << n) - 1;
+        // The name ends at the first colon, if any; the port, after it, is digits.
+        let first = colon & value & (colon & value).wrapping_neg();
+        let host = first.wrapping_sub(1) & value;
+        let port = value & !host & !first;
+        // Anything else (another colon, `_`, `~`, a sub-delim, an IP literal) goes on below.
+        if other & host == 0 && not_digit & port == 0 {
+            return true;
+        }
+    }
     let p = find_non_reg_name(buf, start);
     p >= end
         || (buf.get(p) == Some(&b':')
