@@ -205,7 +205,10 @@ impl Lines {
         recognise: impl Fn(&[u8]) -> Option<KnownHeader>,
     ) -> Result<Option<usize>, Error> {
         let lenient_lf = config.allow_bare_lf();
+        // The slots a head may fill: one bounds check per line then both limits the count
+        // and places the slot.
         let max = slots.len().min(config.max_headers());
+        let slots = slots.get_mut(..max).unwrap_or_default();
         let mut i = self.pos;
         let mut n = self.count;
         let mut lines = scanner.lines(view, i);
@@ -227,7 +230,7 @@ impl Lines {
             // next line's start depends on these two searches only.
             let (ne, stop) = lines.field_line(view, i);
             if ne == i {
-                match other_line_start(view, i, n < max, lenient_lf)? {
+                match other_line_start(view, i, n < slots.len(), lenient_lf)? {
                     Some(head_len) => {
                         self.count = n;
                         return Ok(Some(head_len));
@@ -236,9 +239,9 @@ impl Lines {
                 }
             }
             // Another field line is starting: reject now rather than after buffering it.
-            if n >= max {
+            let Some(slot) = slots.get_mut(n) else {
                 return Err(Error::TooManyHeaders);
-            }
+            };
             // field-name ":" (RFC 9112 §5.1)
             match view.get(ne) {
                 Some(b':') => {}
@@ -260,15 +263,13 @@ impl Lines {
             if let Some(k) = recognise(view.get(i..ne).unwrap_or_default()) {
                 self.framing.header(k, view, vs, ve, n)?;
             }
-            if let Some(slot) = slots.get_mut(n) {
-                // Offsets fit in u32: `view` is at most `u32::MAX` bytes (see `head_view`).
-                *slot = HeaderSlot {
-                    name_start: i as u32,
-                    name_len: (ne - i) as u32,
-                    value_start: vs as u32,
-                    value_len: (ve - vs) as u32,
-                };
-            }
+            // Offsets fit in u32: `view` is at most `u32::MAX` bytes (see `head_view`).
+            *slot = HeaderSlot {
+                name_start: i as u32,
+                name_len: (ne - i) as u32,
+                value_start: vs as u32,
+                value_len: (ve - vs) as u32,
+            };
             n += 1;
             i = next;
         }
