@@ -461,10 +461,12 @@ pub fn parse_close(payload: &[u8]) -> Result<Option<CloseFrame<'_>>, Error> {
         [_] => return Err(Error::CloseFrameTooShort),
         [hi, lo, reason @ ..] => (u16::from_be_bytes([*hi, *lo]), reason),
     };
+    // The reason first, as tungstenite does: a frame wrong in both ways gets the same code
+    // from either (RFC 6455 orders neither check).
+    let reason = std::str::from_utf8(reason).map_err(|_| Error::InvalidCloseReason)?;
     let code = CloseCode::new(code);
     if !code.is_valid() {
         return Err(Error::InvalidCloseCode(code.get()));
     }
-    let reason = std::str::from_utf8(reason).map_err(|_| Error::InvalidCloseReason)?;
     Ok(Some(CloseFrame { code, reason }))
 }
