@@ -119,3 +119,8 @@ pub use header::{
 };
 pub use mask::apply_mask;
 pub use utf8::Utf8Validator;
+
+// The README's example compiles and runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
