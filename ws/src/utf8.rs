@@ -1,6 +1,6 @@
 //! UTF-8 validation of a text message that arrives in pieces.
 
-use std::str;
+use simdutf8::compat::from_utf8;
 
 /// Validates a byte stream piece by piece, carrying an incomplete code point (at most 3 bytes)
 /// from one piece to the next: a text message is checked as it arrives, across frames and
@@ -57,7 +57,7 @@ impl Utf8Validator {
             self.partial[held..held + take].copy_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
             let now = held + take;
-            match str::from_utf8(&self.partial[..now]) {
+            match from_utf8(&self.partial[..now]) {
                 Ok(_) => self.len = 0,
                 Err(e) if e.error_len().is_none() => {
                     // Still short of the width: this piece is used up.
@@ -67,7 +67,7 @@ impl Utf8Validator {
                 Err(_) => return Err(crate::Error::InvalidUtf8),
             }
         }
-        match str::from_utf8(bytes) {
+        match from_utf8(bytes) {
             Ok(_) => Ok(()),
             Err(e) if e.error_len().is_none() => {
                 let tail = &bytes[e.valid_up_to()..];
