@@ -332,3 +332,10 @@ fn written_frames_decode_to_what_was_written() {
     assert_eq!(out.events[0], Ev::Frame(head));
     assert_eq!(messages(&out)[1], Ev::Data(payload.to_vec()));
 }
+
+#[test]
+fn a_decoder_is_small_and_fixed() {
+    // Per connection, on the stack or inline in the connection's state: no heap behind it.
+    let size = std::mem::size_of::<Decoder>();
+    assert!(size <= 256, "{size}");
+}
