@@ -6,7 +6,7 @@
 ///
 /// A payload that arrives in several buffers is unmasked one buffer at a time by passing each
 /// call the offset the last one returned. Eight bytes are XORed at a time with a word of the
-/// rotated key; the compiler turns the loop into vector instructions.
+/// rotated key; the compiler vectorises the loop.
 ///
 /// # Examples
 ///
