@@ -1,0 +1,10 @@
+//! The decoder's fuzz target. What it checks is in `../checks/frames.rs`, shared with
+//! `tests/fuzz_seeds.rs`, which runs every seed of `seeds/frames/` through it under `cargo test`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../checks/frames.rs"]
+mod check;
+
+fuzz_target!(|data: &[u8]| check::check(data));
