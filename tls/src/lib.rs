@@ -1,0 +1,8 @@
+//! bufslab-tls (crate docs to come).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+pub mod record;
+
+pub use error::{AlertDescription, Error};
