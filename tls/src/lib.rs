@@ -3,6 +3,8 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod handshake;
 pub mod record;
 
 pub use error::{AlertDescription, Error};
+pub use handshake::{Config, ConfigBuilder, Connection, Handshake, Progress, Received, Status};

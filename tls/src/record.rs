@@ -219,12 +219,10 @@ impl Sealer {
 
     /// Lowers the number of records one key may seal (tests reach the limit this way). Never
     /// raises it above the suite's confidentiality limit, nor under [`CONTROL_RESERVE`].
-    #[must_use]
-    pub fn with_record_limit(mut self, limit: u64) -> Self {
+    pub fn set_record_limit(&mut self, limit: u64) {
         self.limit = limit
             .min(self.suite.confidentiality_limit())
             .max(CONTROL_RESERVE);
-        self
     }
 
     /// The suite.
@@ -641,8 +639,8 @@ mod tests {
 
     #[test]
     fn record_limit_reserves_control_records() {
-        let (s, _) = pair(Suite::Aes128Gcm);
-        let mut s = s.with_record_limit(4);
+        let (mut s, _) = pair(Suite::Aes128Gcm);
+        s.set_record_limit(4);
         let mut buf = [0u8; 64];
         assert!(s.seal_in_place(&mut buf, 1, 0).is_ok());
         assert!(s.seal_in_place(&mut buf, 1, 0).is_ok());
