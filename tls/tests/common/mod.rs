@@ -175,3 +175,86 @@ pub fn pattern(len: usize, salt: u8) -> Vec<u8> {
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(salt))
         .collect()
 }
+
+/// One direction of a peer written apart from the crate (ring directly, its own nonce), for
+/// records a real client never sends.
+pub struct RawDirection {
+    key: ring::aead::LessSafeKey,
+    iv: [u8; 12],
+    pub seq: u64,
+}
+
+impl RawDirection {
+    pub fn new((seq, secrets): (u64, rustls::ConnectionTrafficSecrets)) -> Self {
+        use rustls::ConnectionTrafficSecrets as S;
+        let (alg, key, iv) = match &secrets {
+            S::Aes128Gcm { key, iv } => (&ring::aead::AES_128_GCM, key, iv),
+            S::Aes256Gcm { key, iv } => (&ring::aead::AES_256_GCM, key, iv),
+            S::Chacha20Poly1305 { key, iv } => (&ring::aead::CHACHA20_POLY1305, key, iv),
+            _ => unreachable!(),
+        };
+        let key = ring::aead::LessSafeKey::new(
+            ring::aead::UnboundKey::new(alg, key.as_ref()).expect("key"),
+        );
+        Self {
+            key,
+            iv: iv.as_ref().try_into().expect("iv"),
+            seq,
+        }
+    }
+
+    fn nonce(&mut self) -> ring::aead::Nonce {
+        let mut nonce = self.iv;
+        let seq = self.seq.to_be_bytes();
+        for i in 0..8 {
+            nonce[4 + i] ^= seq[i];
+        }
+        self.seq += 1;
+        ring::aead::Nonce::assume_unique_for_key(nonce)
+    }
+
+    /// A record of outer type 23 whose inner plaintext (content, type, padding) is `inner`.
+    pub fn seal(&mut self, inner: &[u8]) -> Vec<u8> {
+        let len = inner.len() + 16;
+        let header = [23, 3, 3, (len >> 8) as u8, len as u8];
+        let mut record = header.to_vec();
+        let mut body = inner.to_vec();
+        let nonce = self.nonce();
+        self.key
+            .seal_in_place_append_tag(nonce, ring::aead::Aad::from(header), &mut body)
+            .expect("seal");
+        record.extend_from_slice(&body);
+        record
+    }
+
+    /// The inner plaintext of a record (content, type, padding).
+    pub fn open(&mut self, record: &[u8]) -> Vec<u8> {
+        let header: [u8; 5] = record[..5].try_into().unwrap();
+        let mut body = record[5..].to_vec();
+        let nonce = self.nonce();
+        let plain = self
+            .key
+            .open_in_place(nonce, ring::aead::Aad::from(header), &mut body)
+            .expect("open");
+        plain.to_vec()
+    }
+}
+
+/// A connection whose client is replaced by raw directions: `to_server` seals what the client
+/// would, `from_server` opens what the server sends.
+pub struct RawClient {
+    pub conn: Connection,
+    pub to_server: RawDirection,
+    pub from_server: RawDirection,
+}
+
+pub fn raw_client(pki: &Pki, suite: Option<Suite>) -> RawClient {
+    let config = server_config(pki);
+    let est = handshake(&config, &client_config(pki, suite), b"").expect("handshake");
+    let secrets = est.client.dangerous_extract_secrets().expect("client secrets");
+    RawClient {
+        conn: est.conn,
+        to_server: RawDirection::new(secrets.tx),
+        from_server: RawDirection::new(secrets.rx),
+    }
+}
