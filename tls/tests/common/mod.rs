@@ -258,3 +258,16 @@ pub fn raw_client(pki: &Pki, suite: Option<Suite>) -> RawClient {
         from_server: RawDirection::new(secrets.rx),
     }
 }
+
+/// Gives `bytes` to the client a little at a time, reading the plaintext as it comes (rustls
+/// holds only so much unread).
+pub fn client_receive_all(client: &mut ClientConnection, bytes: &[u8]) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut bytes = bytes;
+    while !bytes.is_empty() {
+        client.read_tls(&mut bytes).expect("client read_tls");
+        client.process_new_packets().expect("client refused a record");
+        got.extend(client_read_all(client));
+    }
+    got
+}
