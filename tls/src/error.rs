@@ -195,7 +195,10 @@ impl fmt::Display for Error {
             Self::BadRecordMac => f.write_str("record failed authentication"),
             Self::RecordOverflow => f.write_str("record too large"),
             Self::UnexpectedRecordType(t) => {
-                write!(f, "record type {t} after the handshake (only 23 is allowed)")
+                write!(
+                    f,
+                    "record type {t} after the handshake (only 23 is allowed)"
+                )
             }
             Self::BadRecordVersion(v) => write!(f, "record version {v:#06x} (not 0x0303)"),
             Self::MissingContentType => f.write_str("record without a content type (all zeros)"),

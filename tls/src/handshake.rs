@@ -9,8 +9,7 @@ use std::sync::Arc;
 use rustls::kernel::KernelConnection;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{
-    ClientHello, ResolvesServerCert, ServerConfig, ServerConnectionData,
-    UnbufferedServerConnection,
+    ClientHello, ResolvesServerCert, ServerConfig, ServerConnectionData, UnbufferedServerConnection,
 };
 use rustls::sign::CertifiedKey;
 use rustls::unbuffered::ConnectionState;
@@ -346,7 +345,9 @@ impl Handshake {
     /// sequence numbers go into the own record layer, rustls keeps only the key schedule.
     pub fn into_connection(self) -> Result<Connection, Error> {
         if !self.done {
-            return Err(Error::Internal("into_connection before the handshake is done"));
+            return Err(Error::Internal(
+                "into_connection before the handshake is done",
+            ));
         }
         let alpn = self.conn.alpn_protocol().map(<[u8]>::to_vec);
         let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
@@ -539,10 +540,7 @@ impl Connection {
         }
         let request_peer = self.owed_key_update.unwrap_or(false);
         let n = self.sealer.seal_key_update(out, request_peer)?;
-        let (_, secrets) = self
-            .kernel
-            .update_tx_secret()
-            .map_err(Error::Handshake)?;
+        let (_, secrets) = self.kernel.update_tx_secret().map_err(Error::Handshake)?;
         let (_, key, iv) = traffic_keys(&secrets)?;
         self.sealer.rekey(key, iv)?;
         self.owed_key_update = None;

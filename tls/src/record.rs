@@ -266,11 +266,7 @@ impl Sealer {
 
     /// Seals an alert record into `out` (at least [`ALERT_RECORD_LEN`] bytes); returns its
     /// length. `close_notify` and `user_canceled` go as warnings, every other as fatal.
-    pub fn seal_alert(
-        &mut self,
-        out: &mut [u8],
-        alert: AlertDescription,
-    ) -> Result<usize, Error> {
+    pub fn seal_alert(&mut self, out: &mut [u8], alert: AlertDescription) -> Result<usize, Error> {
         let level = match alert {
             AlertDescription::CloseNotify | AlertDescription::UserCanceled => 1,
             _ => 2,
@@ -648,14 +644,19 @@ mod tests {
         assert_eq!(s.seal_in_place(&mut buf, 1, 0), Err(Error::KeyUpdateNeeded));
         assert!(s.failure().is_none());
         assert!(s.seal_key_update(&mut buf, false).is_ok());
-        assert!(s.seal_alert(&mut buf, AlertDescription::CloseNotify).is_ok());
+        assert!(s
+            .seal_alert(&mut buf, AlertDescription::CloseNotify)
+            .is_ok());
         assert_eq!(
             s.seal_alert(&mut buf, AlertDescription::CloseNotify),
             Err(Error::SequenceExhausted)
         );
         assert_eq!(s.rekey(&[1; 16], [2; NONCE_LEN]), Ok(()));
         // Poisoned stays poisoned, even with a new key.
-        assert_eq!(s.seal_in_place(&mut buf, 1, 0), Err(Error::SequenceExhausted));
+        assert_eq!(
+            s.seal_in_place(&mut buf, 1, 0),
+            Err(Error::SequenceExhausted)
+        );
     }
 
     #[test]
@@ -678,7 +679,10 @@ mod tests {
 
     #[test]
     fn parse_handshakes() {
-        assert_eq!(parse_handshake(&[24, 0, 0, 1, 0]), Ok(KeyUpdate::NotRequested));
+        assert_eq!(
+            parse_handshake(&[24, 0, 0, 1, 0]),
+            Ok(KeyUpdate::NotRequested)
+        );
         assert_eq!(parse_handshake(&[24, 0, 0, 1, 1]), Ok(KeyUpdate::Requested));
         assert_eq!(parse_handshake(&[24, 0, 0, 1, 2]), Err(Error::BadKeyUpdate));
         assert_eq!(parse_handshake(&[24, 0, 0, 2, 0, 0]), Err(Error::Decode));
@@ -687,7 +691,10 @@ mod tests {
             Err(Error::KeyUpdateNotAligned)
         );
         assert_eq!(parse_handshake(&[24, 0]), Err(Error::KeyUpdateNotAligned));
-        assert_eq!(parse_handshake(&[1, 0, 0, 0]), Err(Error::UnexpectedHandshake(1)));
+        assert_eq!(
+            parse_handshake(&[1, 0, 0, 0]),
+            Err(Error::UnexpectedHandshake(1))
+        );
         assert_eq!(parse_handshake(&[4, 0]), Err(Error::UnexpectedHandshake(4)));
     }
 }

@@ -16,7 +16,9 @@ fn refuse(raw: &mut RawClient, records: &[Vec<u8>], expected: Error, alert: Aler
     let (last, earlier) = records.split_last().unwrap();
     for record in earlier {
         let mut record = record.clone();
-        raw.conn.open_in_place(&mut record).expect("an earlier record");
+        raw.conn
+            .open_in_place(&mut record)
+            .expect("an earlier record");
     }
     let mut record = last.clone();
     let mut data = Vec::new();
@@ -46,7 +48,12 @@ fn flipped_tag_bit_is_bad_record_mac() {
         let mut record = raw.to_server.seal(b"hello\x17");
         let last = record.len() - 1;
         record[last] ^= 0x01;
-        refuse(&mut raw, &[record], Error::BadRecordMac, AlertDescription::BadRecordMac);
+        refuse(
+            &mut raw,
+            &[record],
+            Error::BadRecordMac,
+            AlertDescription::BadRecordMac,
+        );
     }
 }
 
@@ -56,7 +63,12 @@ fn flipped_ciphertext_bit_is_bad_record_mac() {
     let mut raw = raw_client(&pki, None);
     let mut record = raw.to_server.seal(b"hello\x17");
     record[6] ^= 0x80;
-    refuse(&mut raw, &[record], Error::BadRecordMac, AlertDescription::BadRecordMac);
+    refuse(
+        &mut raw,
+        &[record],
+        Error::BadRecordMac,
+        AlertDescription::BadRecordMac,
+    );
 }
 
 #[test]
@@ -66,7 +78,12 @@ fn oversize_ciphertext_is_record_overflow() {
     let len = MAX_CIPHERTEXT_LEN + 1;
     let mut record = vec![23, 3, 3, (len >> 8) as u8, len as u8];
     record.resize(5 + len, 0);
-    refuse(&mut raw, &[record], Error::RecordOverflow, AlertDescription::RecordOverflow);
+    refuse(
+        &mut raw,
+        &[record],
+        Error::RecordOverflow,
+        AlertDescription::RecordOverflow,
+    );
 }
 
 #[test]
@@ -76,7 +93,12 @@ fn oversize_plaintext_is_record_overflow() {
     let mut inner = vec![b'x'; MAX_PLAINTEXT_LEN + 1];
     inner.push(23);
     let record = raw.to_server.seal(&inner);
-    refuse(&mut raw, &[record], Error::RecordOverflow, AlertDescription::RecordOverflow);
+    refuse(
+        &mut raw,
+        &[record],
+        Error::RecordOverflow,
+        AlertDescription::RecordOverflow,
+    );
 }
 
 #[test]
@@ -167,7 +189,12 @@ fn key_update_with_bad_value_or_trailing_bytes() {
     let pki = pki();
     let mut raw = raw_client(&pki, None);
     let record = raw.to_server.seal(&[24, 0, 0, 1, 2, 22]);
-    refuse(&mut raw, &[record], Error::BadKeyUpdate, AlertDescription::IllegalParameter);
+    refuse(
+        &mut raw,
+        &[record],
+        Error::BadKeyUpdate,
+        AlertDescription::IllegalParameter,
+    );
 
     let mut raw = raw_client(&pki, None);
     let record = raw.to_server.seal(&[24, 0, 0, 1, 0, 24, 0, 0, 1, 0, 22]);
@@ -198,7 +225,10 @@ fn too_many_empty_records() {
         assert_eq!(raw.conn.open_in_place(&mut record), Ok(Received::Control));
     }
     let mut record = raw.to_server.seal(b"x\x17");
-    assert_eq!(raw.conn.open_in_place(&mut record), Ok(Received::Data(5..6)));
+    assert_eq!(
+        raw.conn.open_in_place(&mut record),
+        Ok(Received::Data(5..6))
+    );
     let records: Vec<Vec<u8>> = (0..=MAX_EMPTY_RECORDS)
         .map(|_| raw.to_server.seal(&[23, 0, 0]))
         .collect();
@@ -279,7 +309,12 @@ fn warning_alerts_other_than_close_and_cancel_are_decode_errors() {
     );
     let mut raw = raw_client(&pki, None);
     let record = raw.to_server.seal(&[2, 0, 0, 21]);
-    refuse(&mut raw, &[record], Error::Decode, AlertDescription::DecodeError);
+    refuse(
+        &mut raw,
+        &[record],
+        Error::Decode,
+        AlertDescription::DecodeError,
+    );
 }
 
 #[test]
@@ -299,7 +334,12 @@ fn records_after_close_notify_are_refused() {
     let mut record = raw.to_server.seal(&[1, 0, 21]);
     assert_eq!(raw.conn.open_in_place(&mut record), Ok(Received::Closed));
     let record = raw.to_server.seal(b"more\x17");
-    refuse(&mut raw, &[record], Error::Closed, AlertDescription::UnexpectedMessage);
+    refuse(
+        &mut raw,
+        &[record],
+        Error::Closed,
+        AlertDescription::UnexpectedMessage,
+    );
 }
 
 #[test]
@@ -320,7 +360,10 @@ fn garbage_instead_of_a_client_hello() {
     let mut incoming = vec![22, 3, 1, 0, 4, 0xff, 0, 0, 0];
     let mut out = vec![0u8; 40_000];
     let progress = hs.advance(&mut incoming, &mut out);
-    assert!(matches!(progress.status, Err(Error::Handshake(_))), "{progress:?}");
+    assert!(
+        matches!(progress.status, Err(Error::Handshake(_))),
+        "{progress:?}"
+    );
     // An alert record: type 21, then level 2.
     assert!(progress.written >= 7, "{progress:?}");
     assert_eq!(out[0], 21);

@@ -5,7 +5,7 @@ mod common;
 
 use std::io::Write;
 
-use bufslab_tls::record::{sealed_len, MAX_PLAINTEXT_LEN};
+use bufslab_tls::record::{sealed_len, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN};
 use bufslab_tls::{AlertDescription, Received};
 use common::*;
 
@@ -25,10 +25,32 @@ fn handshake_reports_alpn_sni_version_suite() {
         assert_eq!(est.conn.suite(), suite);
         assert_eq!(est.conn.alpn_protocol(), Some(&b"http/1.1"[..]));
         assert_eq!(est.conn.server_name(), Some(HOST));
-        assert_eq!(est.conn.protocol_version(), rustls::ProtocolVersion::TLSv1_3);
+        assert_eq!(
+            est.conn.protocol_version(),
+            rustls::ProtocolVersion::TLSv1_3
+        );
         assert!(!est.conn.is_resumed());
-        assert_eq!(est.client.negotiated_cipher_suite(), Some(rustls_suite(suite)));
+        assert_eq!(
+            est.client.negotiated_cipher_suite(),
+            Some(rustls_suite(suite))
+        );
         assert!(est.rx.is_empty());
+    }
+}
+
+#[test]
+fn handshake_with_bytes_trickling_in_and_the_smallest_outgoing_buffer() {
+    let pki = pki();
+    let config = server_config(&pki);
+    let client_config = client_config(&pki, None);
+    let request = b"GET / HTTP/1.1\r\n\r\n";
+    for step in [1, 2, 5, 13, 100, 1000] {
+        for out_len in [MAX_RECORD_LEN, 3 * MAX_RECORD_LEN] {
+            let mut est = handshake_with(&config, &client_config, request, out_len, step).unwrap();
+            let mut data = Vec::new();
+            server_receive(&mut est.conn, &mut est.rx, &mut data).unwrap();
+            assert_eq!(data, request, "step {step} out {out_len}");
+        }
     }
 }
 
@@ -59,7 +81,11 @@ fn own_layer_seals_rustls_reads_every_suite_and_size() {
                 assert_eq!(record.len(), sealed_len(len, padding));
                 client_receive(&mut est.client, &record)
                     .unwrap_or_else(|e| panic!("{suite:?} len {len} padding {padding}: {e}"));
-                assert_eq!(client_read_all(&mut est.client), plaintext, "{suite:?} {len}");
+                assert_eq!(
+                    client_read_all(&mut est.client),
+                    plaintext,
+                    "{suite:?} {len}"
+                );
             }
         }
         // The most padding a record may carry.
@@ -89,7 +115,9 @@ fn rustls_writes_own_layer_opens_split_at_every_offset() {
                 let mut rx = Vec::new();
                 let mut data = Vec::new();
                 rx.extend_from_slice(&wire[..cut]);
-                assert!(server_receive(&mut est.conn, &mut rx, &mut data).unwrap().is_empty());
+                assert!(server_receive(&mut est.conn, &mut rx, &mut data)
+                    .unwrap()
+                    .is_empty());
                 if cut < wire.len() {
                     assert!(data.is_empty(), "a partial record gave data");
                 }
@@ -118,7 +146,10 @@ fn data_in_the_finished_flight_is_kept_for_the_record_layer() {
     let config = server_config(&pki);
     let request = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
     let mut est = handshake(&config, &client_config(&pki, None), request).unwrap();
-    assert!(!est.rx.is_empty(), "the request was to arrive with the Finished");
+    assert!(
+        !est.rx.is_empty(),
+        "the request was to arrive with the Finished"
+    );
     let mut data = Vec::new();
     server_receive(&mut est.conn, &mut est.rx, &mut data).unwrap();
     assert_eq!(data, request);
@@ -177,7 +208,11 @@ fn key_update_from_the_server() {
             client_flush(&mut est.client, &mut rx);
             let mut data = Vec::new();
             let events = server_receive(&mut est.conn, &mut rx, &mut data).unwrap();
-            let expected = if request_peer { vec![Received::Control] } else { vec![] };
+            let expected = if request_peer {
+                vec![Received::Control]
+            } else {
+                vec![]
+            };
             assert_eq!(events, expected, "{suite:?} request_peer {request_peer}");
             assert_eq!(data, b"reply");
             // Our update answered theirs: nothing more is owed.
@@ -229,9 +264,15 @@ fn close_notify_from_the_client_then_server() {
     client_receive(&mut est.client, &buf[..n]).unwrap();
     assert_eq!(client_read_all(&mut est.client), b"reply");
     let mut byte = [0u8; 1];
-    assert_eq!(std::io::Read::read(&mut est.client.reader(), &mut byte).unwrap(), 0);
+    assert_eq!(
+        std::io::Read::read(&mut est.client.reader(), &mut byte).unwrap(),
+        0
+    );
     // Nothing after the peer's close_notify, nothing sealed after ours.
-    assert_eq!(est.conn.seal_in_place(&mut buf, 1, 0), Err(bufslab_tls::Error::Closed));
+    assert_eq!(
+        est.conn.seal_in_place(&mut buf, 1, 0),
+        Err(bufslab_tls::Error::Closed)
+    );
 }
 
 #[test]
@@ -243,7 +284,10 @@ fn close_notify_from_the_server_then_client() {
     let n = est.conn.write_close_notify(&mut buf).unwrap();
     client_receive(&mut est.client, &buf[..n]).unwrap();
     let mut byte = [0u8; 1];
-    assert_eq!(std::io::Read::read(&mut est.client.reader(), &mut byte).unwrap(), 0);
+    assert_eq!(
+        std::io::Read::read(&mut est.client.reader(), &mut byte).unwrap(),
+        0
+    );
     est.client.writer().write_all(b"still here").unwrap();
     est.client.send_close_notify();
     let mut rx = Vec::new();

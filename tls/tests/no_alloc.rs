@@ -110,7 +110,9 @@ fn main() {
     let before = blocks();
     let mut at = 0;
     for i in 0..RECORDS {
-        let n = conn.seal_in_place(&mut wire[at..], size(i), padding(i)).unwrap();
+        let n = conn
+            .seal_in_place(&mut wire[at..], size(i), padding(i))
+            .unwrap();
         at += n;
     }
     let sealed = blocks() - before;
@@ -159,7 +161,10 @@ fn main() {
     assert_eq!(got, Received::Control);
 
     println!("allocations per sealed record: {sealed} over {RECORDS} records");
-    println!("allocations per opened record: {opened} over {} records", ranges.len());
+    println!(
+        "allocations per opened record: {opened} over {} records",
+        ranges.len()
+    );
     println!("allocations per KeyUpdate sent: {tx_update}, received: {rx_update}");
     assert_eq!(sealed, 0, "sealing allocated");
     assert_eq!(opened, 0, "opening allocated");

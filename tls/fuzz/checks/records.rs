@@ -31,7 +31,10 @@ impl Input<'_> {
     }
 
     fn u16(&mut self) -> Option<usize> {
-        Some(usize::from(u16::from_be_bytes([self.byte()?, self.byte()?])))
+        Some(usize::from(u16::from_be_bytes([
+            self.byte()?,
+            self.byte()?,
+        ])))
     }
 
     /// `len` bytes: as many as the input has, then `fill` repeated.
@@ -138,8 +141,8 @@ pub fn check(data: &[u8]) {
                 let len = input.u16().unwrap_or(0) % (MAX_PLAINTEXT_LEN + 1);
                 let padding = usize::from(input.byte().unwrap_or(0));
                 let plaintext = input.bytes(len, b'a');
-                let mut sealer = Sealer::new(suite, &KEY[..suite.key_len()], IV, seq)
-                    .expect("fixed key");
+                let mut sealer =
+                    Sealer::new(suite, &KEY[..suite.key_len()], IV, seq).expect("fixed key");
                 let mut buf = vec![0u8; record::sealed_len(len, padding)];
                 buf[HEADER_LEN..HEADER_LEN + len].copy_from_slice(&plaintext);
                 match sealer.seal_in_place(&mut buf, len, padding) {
@@ -168,8 +171,8 @@ pub fn check(data: &[u8]) {
             }
             _ => {
                 let what = input.byte().unwrap_or(0);
-                let mut sealer = Sealer::new(suite, &KEY[..suite.key_len()], IV, seq)
-                    .expect("fixed key");
+                let mut sealer =
+                    Sealer::new(suite, &KEY[..suite.key_len()], IV, seq).expect("fixed key");
                 let mut buf = [0u8; 64];
                 let (n, body) = if what & 1 == 0 {
                     let alert = AlertDescription::from_code(what >> 1);
@@ -181,7 +184,9 @@ pub fn check(data: &[u8]) {
                     (n, vec![level, alert.code(), 21])
                 } else {
                     let request = what & 2 != 0;
-                    let n = sealer.seal_key_update(&mut buf, request).expect("key update");
+                    let n = sealer
+                        .seal_key_update(&mut buf, request)
+                        .expect("key update");
                     (n, vec![24, 0, 0, 1, u8::from(request), 22])
                 };
                 bytes = buf[..n].to_vec();
@@ -240,9 +245,9 @@ fn deliver(suite: Suite, stream: &[u8], cuts: &[usize], expected: &[Expected]) {
             loop {
                 let result = match opener.next_record_len(&rx[..filled]) {
                     Ok(Some(len)) if len <= filled => {
-                        let opened = opener.open_in_place(&mut rx[..len]).map(|o| {
-                            (o.content_type, rx[o.plaintext.clone()].to_vec())
-                        });
+                        let opened = opener
+                            .open_in_place(&mut rx[..len])
+                            .map(|o| (o.content_type, rx[o.plaintext.clone()].to_vec()));
                         if let Ok((typ, content)) = &opened {
                             // The parsers above the record layer never panic either.
                             match typ {
@@ -286,9 +291,13 @@ fn assert_poisoned(opener: &mut Opener, rest: &mut [u8], e: &Error) {
     assert_eq!(opener.next_record_len(rest).as_ref().err(), Some(e));
     assert_eq!(opener.open_in_place(rest).as_ref().err(), Some(e));
     let mut good = vec![0u8; record::sealed_len(1, 0)];
-    let mut sealer =
-        Sealer::new(opener.suite(), &KEY[..opener.suite().key_len()], IV, opener.sequence())
-            .expect("fixed key");
+    let mut sealer = Sealer::new(
+        opener.suite(),
+        &KEY[..opener.suite().key_len()],
+        IV,
+        opener.sequence(),
+    )
+    .expect("fixed key");
     sealer.seal_in_place(&mut good, 1, 0).expect("seal");
     assert_eq!(opener.open_in_place(&mut good).as_ref().err(), Some(e));
 }

@@ -68,7 +68,10 @@ pub fn client_flush(client: &mut ClientConnection, to_server: &mut Vec<u8>) {
 }
 
 /// Gives `bytes` to the client and lets it process them.
-pub fn client_receive(client: &mut ClientConnection, mut bytes: &[u8]) -> Result<(), rustls::Error> {
+pub fn client_receive(
+    client: &mut ClientConnection,
+    mut bytes: &[u8],
+) -> Result<(), rustls::Error> {
     while !bytes.is_empty() {
         client.read_tls(&mut bytes).expect("client read_tls");
         client.process_new_packets()?;
@@ -105,21 +108,45 @@ pub fn handshake(
     client_config: &Arc<ClientConfig>,
     early_app_data: &[u8],
 ) -> Result<Established, Error> {
+    handshake_with(
+        config,
+        client_config,
+        early_app_data,
+        2 * MAX_RECORD_LEN,
+        usize::MAX,
+    )
+}
+
+/// [`handshake`] with an outgoing buffer of `out_len` bytes, the client's bytes reaching the
+/// server at most `step` at a time.
+pub fn handshake_with(
+    config: &Config,
+    client_config: &Arc<ClientConfig>,
+    early_app_data: &[u8],
+    out_len: usize,
+    step: usize,
+) -> Result<Established, Error> {
     let mut client = ClientConnection::new(
         Arc::clone(client_config),
         ServerName::try_from(HOST).expect("name"),
     )
     .expect("client");
     let mut hs = Handshake::new(config)?;
+    let mut in_flight = Vec::new();
     let mut rx = Vec::new();
-    let mut out = vec![0u8; 2 * MAX_RECORD_LEN];
+    let mut out = vec![0u8; out_len];
     let mut early_sent = early_app_data.is_empty();
-    for _ in 0..100 {
+    for _ in 0..100_000 {
         if !early_sent && !client.is_handshaking() {
-            client.writer().write_all(early_app_data).expect("client write");
+            client
+                .writer()
+                .write_all(early_app_data)
+                .expect("client write");
             early_sent = true;
         }
-        client_flush(&mut client, &mut rx);
+        client_flush(&mut client, &mut in_flight);
+        let n = in_flight.len().min(step);
+        rx.extend(in_flight.drain(..n));
         let progress = hs.advance(&mut rx, &mut out);
         rx.drain(..progress.consumed);
         let status = progress.status;
@@ -128,7 +155,10 @@ pub fn handshake(
         }
         match status? {
             Status::Done => {
+                assert_eq!(hs.server_name(), Some(HOST));
                 let conn = hs.into_connection()?;
+                client_flush(&mut client, &mut in_flight);
+                rx.extend(in_flight);
                 return Ok(Established { client, conn, rx });
             }
             Status::NeedInput | Status::FlushOutput => {}
@@ -251,7 +281,10 @@ pub struct RawClient {
 pub fn raw_client(pki: &Pki, suite: Option<Suite>) -> RawClient {
     let config = server_config(pki);
     let est = handshake(&config, &client_config(pki, suite), b"").expect("handshake");
-    let secrets = est.client.dangerous_extract_secrets().expect("client secrets");
+    let secrets = est
+        .client
+        .dangerous_extract_secrets()
+        .expect("client secrets");
     RawClient {
         conn: est.conn,
         to_server: RawDirection::new(secrets.tx),
@@ -266,7 +299,9 @@ pub fn client_receive_all(client: &mut ClientConnection, bytes: &[u8]) -> Vec<u8
     let mut bytes = bytes;
     while !bytes.is_empty() {
         client.read_tls(&mut bytes).expect("client read_tls");
-        client.process_new_packets().expect("client refused a record");
+        client
+            .process_new_packets()
+            .expect("client refused a record");
         got.extend(client_read_all(client));
     }
     got
