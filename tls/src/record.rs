@@ -181,6 +181,18 @@ pub fn record_len(buf: &[u8]) -> Result<Option<usize>, Error> {
     Ok(Some(HEADER_LEN + len))
 }
 
+/// After the handshake every record is `application_data` with version 0x0303.
+fn check_header(typ: u8, v0: u8, v1: u8) -> Result<(), Error> {
+    if typ != ContentType::ApplicationData.code() {
+        return Err(Error::UnexpectedRecordType(typ));
+    }
+    let version = u16::from_be_bytes([v0, v1]);
+    if version != LEGACY_VERSION {
+        return Err(Error::BadRecordVersion(version));
+    }
+    Ok(())
+}
+
 /// The sending half: seals records in place with one traffic key.
 pub struct Sealer {
     key: LessSafeKey,
@@ -440,10 +452,17 @@ impl Opener {
         e
     }
 
-    /// [`record_len`], poisoning the opener when the header announces too much.
+    /// [`record_len`], with the header's type and version checked as soon as they are in
+    /// (plain HTTP sent to a TLS port fails on its first five bytes, not after 8 KiB more);
+    /// an error poisons the opener.
     pub fn next_record_len(&mut self, buf: &[u8]) -> Result<Option<usize>, Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
+        }
+        if let Some(&[typ, v0, v1, _, _]) = buf.get(..HEADER_LEN) {
+            if let Err(e) = check_header(typ, v0, v1) {
+                return Err(self.fail(e));
+            }
         }
         record_len(buf).map_err(|e| self.fail(e))
     }
@@ -463,13 +482,7 @@ impl Opener {
             return Err(Error::Decode);
         };
         let hdr = [typ, v0, v1, l0, l1];
-        if typ != ContentType::ApplicationData.code() {
-            return Err(Error::UnexpectedRecordType(typ));
-        }
-        let version = u16::from_be_bytes([v0, v1]);
-        if version != LEGACY_VERSION {
-            return Err(Error::BadRecordVersion(version));
-        }
+        check_header(typ, v0, v1)?;
         let len = usize::from(u16::from_be_bytes([l0, l1]));
         if len > MAX_CIPHERTEXT_LEN {
             return Err(Error::RecordOverflow);
@@ -657,6 +670,29 @@ mod tests {
             s.seal_in_place(&mut buf, 1, 0),
             Err(Error::SequenceExhausted)
         );
+    }
+
+    #[test]
+    fn next_record_len_refuses_a_bad_header_at_once() {
+        let (_, mut o) = pair(Suite::Aes128Gcm);
+        assert_eq!(o.next_record_len(b"GET"), Ok(None));
+        assert_eq!(
+            o.next_record_len(b"GET / HTTP/1.1"),
+            Err(Error::UnexpectedRecordType(b'G'))
+        );
+        assert_eq!(
+            o.next_record_len(&[23, 3, 3, 0, 20]),
+            Err(Error::UnexpectedRecordType(b'G'))
+        );
+    }
+
+    #[test]
+    fn halves_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Sealer>();
+        send_sync::<Opener>();
+        send_sync::<crate::Connection>();
+        send_sync::<crate::Handshake>();
     }
 
     #[test]

@@ -375,6 +375,41 @@ fn garbage_instead_of_a_client_hello() {
 }
 
 #[test]
+fn oversize_record_during_the_handshake_is_refused_by_rustls() {
+    let pki = pki();
+    let config = server_config(&pki);
+    let mut hs = Handshake::new(&config).unwrap();
+    let mut incoming = vec![22, 3, 1, 0xff, 0xff];
+    incoming.resize(100, 1);
+    let mut out = vec![0u8; 40_000];
+    let progress = hs.advance(&mut incoming, &mut out);
+    assert!(
+        matches!(progress.status, Err(Error::Handshake(_))),
+        "{progress:?}"
+    );
+    // A plaintext alert, fatal; rustls answers a record it cannot frame with decode_error.
+    assert_eq!(&out[..2], &[21, 3]);
+    assert_eq!(out[5], 2);
+    assert_eq!(out[6], AlertDescription::DecodeError.code());
+}
+
+#[test]
+fn plain_http_after_the_handshake_fails_on_its_first_bytes() {
+    let pki = pki();
+    let mut raw = raw_client(&pki, None);
+    let err = raw.conn.next_record_len(b"GET / HTTP/1.1\r\n").unwrap_err();
+    assert_eq!(err, Error::UnexpectedRecordType(b'G'));
+    assert_eq!(err.alert(), Some(AlertDescription::UnexpectedMessage));
+}
+
+#[test]
+fn into_connection_before_done_is_refused() {
+    let pki = pki();
+    let hs = Handshake::new(&server_config(&pki)).unwrap();
+    assert!(matches!(hs.into_connection(), Err(Error::Internal(_))));
+}
+
+#[test]
 fn client_without_a_common_alpn_is_refused() {
     let pki = pki();
     let config = server_config(&pki);
