@@ -55,6 +55,34 @@ fn handshake_with_bytes_trickling_in_and_the_smallest_outgoing_buffer() {
 }
 
 #[test]
+fn handshake_messages_fragmented_into_small_records() {
+    // rustls coalesces a handshake message's fragments inside the caller's buffer: the
+    // window the driver shows it must follow, whatever the TCP cuts.
+    let pki = pki();
+    let config = server_config(&pki);
+    let mut client_config = (*client_config(&pki, None)).clone();
+    client_config.max_fragment_size = Some(32);
+    let client_config = std::sync::Arc::new(client_config);
+    let request = b"GET /fragmented HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    for step in [1, 7, 64, usize::MAX] {
+        for _resumed in 0..2 {
+            let mut est =
+                handshake_with(&config, &client_config, request, MAX_RECORD_LEN, step).unwrap();
+            let mut records = 0;
+            let mut at = 0;
+            while let Some(len) = bufslab_tls::record::record_len(&est.rx[at..]).unwrap() {
+                at += len;
+                records += 1;
+            }
+            assert!(records >= 2, "the request came in {records} records");
+            let mut data = Vec::new();
+            server_receive(&mut est.conn, &mut est.rx, &mut data).unwrap();
+            assert_eq!(data, request, "step {step}");
+        }
+    }
+}
+
+#[test]
 fn resumed_handshake_by_ticket() {
     let pki = pki();
     let config = server_config(&pki);
