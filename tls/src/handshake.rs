@@ -213,9 +213,6 @@ impl Handshake {
         let status = self.run(incoming, outgoing, &mut consumed, &mut written);
         if let Err(e) = &status {
             if self.failed.is_none() {
-                if let Error::Handshake(_) = e {
-                    written += self.drain_alert(&mut outgoing[written..]);
-                }
                 self.failed = Some(e.clone());
             }
         }
@@ -288,6 +285,10 @@ impl Handshake {
             }
             match next {
                 Next::Continue => {}
+                Next::Fail(e @ Error::Handshake(_)) => {
+                    self.drain_alert(incoming, outgoing, consumed, written);
+                    return Err(e);
+                }
                 Next::Fail(e) => return Err(e),
                 // A server may write from its own `Finished` on: the handshake is over only
                 // once the client's `Finished` is in.
@@ -311,24 +312,40 @@ impl Handshake {
         }
     }
 
-    /// After a failure, rustls still has the alert it chose queued: write it out.
-    fn drain_alert(&mut self, outgoing: &mut [u8]) -> usize {
-        let mut written = 0;
-        // An alert is one record; a few more turns only in case rustls queued more.
-        for _ in 0..4 {
-            let status = self.conn.process_tls_records(&mut []);
-            match status.state {
+    /// After a failure, rustls still has the alert it chose queued (behind any records it
+    /// queued before failing): write them out. Each call pops one queued record before rustls
+    /// reads any input; once the queue is empty it is not called again, as it would read the
+    /// window anew and fail on it a second time. The window is the one it failed on, not an
+    /// empty buffer: rustls may keep the place of a partial message in it.
+    fn drain_alert(
+        &mut self,
+        incoming: &mut [u8],
+        outgoing: &mut [u8],
+        consumed: &mut usize,
+        written: &mut usize,
+    ) {
+        while self.conn.wants_write() {
+            let window = &mut incoming[*consumed..*consumed + self.shown];
+            let status = self.conn.process_tls_records(window);
+            let discard = status.discard;
+            let encoded = match status.state {
                 Ok(ConnectionState::EncodeTlsData(mut data)) => {
-                    match data.encode(&mut outgoing[written..]) {
-                        Ok(n) => written += n,
-                        Err(_) => break,
+                    match data.encode(&mut outgoing[*written..]) {
+                        Ok(n) => {
+                            *written += n;
+                            true
+                        }
+                        Err(_) => false,
                     }
                 }
-                Ok(ConnectionState::TransmitTlsData(data)) => data.done(),
-                _ => break,
+                _ => false,
+            };
+            *consumed += discard;
+            self.shown -= discard;
+            if !encoded {
+                break;
             }
         }
-        written
     }
 
     /// Whether [`Status::Done`] was reached.

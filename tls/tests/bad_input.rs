@@ -483,3 +483,31 @@ fn outgoing_buffer_under_a_record_is_refused() {
     let progress = hs.advance(&mut [], &mut out);
     assert!(matches!(progress.status, Err(Error::BufferTooSmall(_))));
 }
+
+#[test]
+fn failing_client_hello_with_a_partial_message_behind_it() {
+    // rustls keeps the partial message's place in the caller's buffer: the alert must be
+    // drained over the same bytes, not an empty buffer.
+    let pki = pki();
+    let config = server_config(&pki);
+    let mut client_config = (*client_config(&pki, None)).clone();
+    client_config.alpn_protocols = vec![b"h2".to_vec()];
+    let mut client = rustls::ClientConnection::new(
+        Arc::new(client_config),
+        rustls::pki_types::ServerName::try_from(HOST).unwrap(),
+    )
+    .unwrap();
+    let mut rx = Vec::new();
+    client_flush(&mut client, &mut rx);
+    let len = u16::from_be_bytes([rx[3], rx[4]]) + 2;
+    rx[3..5].copy_from_slice(&len.to_be_bytes());
+    rx.extend_from_slice(&[11, 0]);
+    let mut hs = Handshake::new(&config).unwrap();
+    let mut out = vec![0u8; 40_000];
+    let progress = hs.advance(&mut rx, &mut out);
+    assert!(
+        matches!(progress.status, Err(Error::Handshake(_))),
+        "{progress:?}"
+    );
+    assert_eq!(out[0], 21, "an alert was written");
+}
