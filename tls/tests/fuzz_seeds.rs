@@ -1,9 +1,11 @@
-//! Every committed seed of the fuzz target (`fuzz/seeds/records/`) through the check the
-//! target runs (`fuzz/checks/records.rs`, the same file the target includes), so a change
+//! Every committed seed of the fuzz targets (`fuzz/seeds/<target>/`) through the check its
+//! target runs (`fuzz/checks/<target>.rs`, the same file the target includes), so a change
 //! that breaks a seed fails `cargo test`, not only a fuzzing run.
 
 use std::path::{Path, PathBuf};
 
+#[path = "../fuzz/checks/handshake.rs"]
+mod handshake;
 #[path = "../fuzz/checks/records.rs"]
 mod records;
 
@@ -43,4 +45,9 @@ fn replay(target: &str, check: fn(&[u8])) {
 #[test]
 fn records_seeds_pass_the_records_target() {
     replay("records", records::check);
+}
+
+#[test]
+fn handshake_seeds_pass_the_handshake_target() {
+    replay("handshake", handshake::check);
 }
