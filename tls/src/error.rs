@@ -129,7 +129,7 @@ pub enum Error {
     WarningAlert(AlertDescription),
     /// The peer sent a fatal alert; nothing is to be sent back.
     PeerAlert(AlertDescription),
-    /// A record arrived after the peer's `close_notify`, or data was to be sealed after ours.
+    /// A record was to be sealed after our `close_notify` or fatal alert.
     Closed,
     /// The sequence number of this direction is used up: the connection must end.
     SequenceExhausted,
@@ -170,11 +170,11 @@ impl Error {
             | Self::EmptyControlRecord
             | Self::TooManyEmptyRecords
             | Self::UnexpectedHandshake(_)
-            | Self::KeyUpdateNotAligned
-            | Self::Closed => A::UnexpectedMessage,
+            | Self::KeyUpdateNotAligned => A::UnexpectedMessage,
             Self::BadRecordVersion(_) | Self::Decode | Self::WarningAlert(_) => A::DecodeError,
             Self::BadKeyUpdate | Self::BadAlertLevel(_) => A::IllegalParameter,
             Self::PeerAlert(_)
+            | Self::Closed
             | Self::SequenceExhausted
             | Self::KeyUpdateNeeded
             | Self::ControlPending

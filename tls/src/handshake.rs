@@ -414,7 +414,8 @@ pub enum Received {
     /// Nothing for the application: an empty record, a `KeyUpdate` (if the peer asked for
     /// ours, [`Connection::wants_control`] is now true), a `user_canceled` warning.
     Control,
-    /// The peer's `close_notify`: it sends no more. We may still send, then close.
+    /// The peer's `close_notify`: it sends no more. We may still send, then close. Every
+    /// record after it is ignored, unopened, and reported as `Closed` again.
     Closed,
 }
 
@@ -500,7 +501,9 @@ impl Connection {
     /// ([`Connection::write_alert`]).
     pub fn open_in_place(&mut self, record: &mut [u8]) -> Result<Received, Error> {
         if self.received_close {
-            return Err(self.opener.fail(Error::Closed));
+            // RFC 8446 §6.1: data after a closure alert is ignored (as rustls does), not
+            // opened.
+            return Ok(Received::Closed);
         }
         let opened = self.opener.open_in_place(record)?;
         let plaintext = &record[opened.plaintext.clone()];

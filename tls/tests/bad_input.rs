@@ -328,18 +328,21 @@ fn fatal_alert_from_the_peer_is_answered_with_nothing() {
 }
 
 #[test]
-fn records_after_close_notify_are_refused() {
+fn records_after_close_notify_are_ignored() {
     let pki = pki();
     let mut raw = raw_client(&pki, None);
     let mut record = raw.to_server.seal(&[1, 0, 21]);
     assert_eq!(raw.conn.open_in_place(&mut record), Ok(Received::Closed));
-    let record = raw.to_server.seal(b"more\x17");
-    refuse(
-        &mut raw,
-        &[record],
-        Error::Closed,
-        AlertDescription::UnexpectedMessage,
-    );
+    // Not opened: even a record that would fail is only reported as after the close.
+    let mut record = raw.to_server.seal(b"more\x17");
+    let last = record.len() - 1;
+    record[last] ^= 1;
+    assert_eq!(raw.conn.open_in_place(&mut record), Ok(Received::Closed));
+    // The server still sends.
+    let mut out = [0u8; 64];
+    out[5..8].copy_from_slice(b"bye");
+    let n = raw.conn.seal_in_place(&mut out, 3, 0).unwrap();
+    assert_eq!(raw.from_server.open(&out[..n]), b"bye\x17");
 }
 
 #[test]
