@@ -116,9 +116,12 @@ pub enum Error {
     /// A handshake message after the handshake that is not a `KeyUpdate` (a `ClientHello`
     /// is a renegotiation attempt); the message type.
     UnexpectedHandshake(u8),
-    /// A `KeyUpdate` not alone at the end of its record, as a key change must be
-    /// (RFC 8446 §5.1), or split across records.
+    /// A `KeyUpdate` not at the end of its record, as a key change must be (RFC 8446 §5.1), or
+    /// cut short in a message that is to be whole (`parse_handshake`).
     KeyUpdateNotAligned,
+    /// Another record type between the pieces of a handshake message split across records
+    /// (RFC 8446 §5.1).
+    HandshakeInterleaved,
     /// A `KeyUpdate` whose `request_update` is neither 0 nor 1.
     BadKeyUpdate,
     /// An alert or handshake message that does not parse.
@@ -170,7 +173,8 @@ impl Error {
             | Self::EmptyControlRecord
             | Self::TooManyEmptyRecords
             | Self::UnexpectedHandshake(_)
-            | Self::KeyUpdateNotAligned => A::UnexpectedMessage,
+            | Self::KeyUpdateNotAligned
+            | Self::HandshakeInterleaved => A::UnexpectedMessage,
             Self::BadRecordVersion(_) | Self::Decode | Self::WarningAlert(_) => A::DecodeError,
             Self::BadKeyUpdate | Self::BadAlertLevel(_) => A::IllegalParameter,
             Self::PeerAlert(_)
@@ -209,6 +213,9 @@ impl fmt::Display for Error {
                 write!(f, "handshake message type {t} after the handshake")
             }
             Self::KeyUpdateNotAligned => f.write_str("key update not alone in its record"),
+            Self::HandshakeInterleaved => {
+                f.write_str("other records between the pieces of a handshake message")
+            }
             Self::BadKeyUpdate => f.write_str("key update with an invalid request_update"),
             Self::Decode => f.write_str("alert or handshake message does not parse"),
             Self::BadAlertLevel(l) => write!(f, "alert level {l}"),

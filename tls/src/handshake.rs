@@ -17,7 +17,8 @@ use rustls::{ConnectionTrafficSecrets, HandshakeKind};
 
 use crate::error::{AlertDescription, Error};
 use crate::record::{
-    self, AlertEvent, ContentType, KeyUpdate, Opener, Sealer, Suite, MAX_RECORD_LEN,
+    self, AlertEvent, ContentType, HandshakeJoiner, KeyUpdate, Opener, Sealer, Suite,
+    MAX_RECORD_LEN,
 };
 
 /// A server configuration: TLS 1.3 only, the `ring` provider, ALPN, tickets, no 0-RTT, and
@@ -386,6 +387,7 @@ impl Handshake {
             sni: self.sni,
             resumed,
             owed_key_update: None,
+            joiner: HandshakeJoiner::default(),
             sent_close: false,
             received_close: false,
         })
@@ -431,6 +433,8 @@ pub struct Connection {
     resumed: bool,
     /// A `KeyUpdate` of ours to send before the next data; `true`: asking the peer for its own.
     owed_key_update: Option<bool>,
+    /// The first bytes of a `KeyUpdate` split across records.
+    joiner: HandshakeJoiner,
     sent_close: bool,
     received_close: bool,
 }
@@ -507,6 +511,9 @@ impl Connection {
         }
         let opened = self.opener.open_in_place(record)?;
         let plaintext = &record[opened.plaintext.clone()];
+        if self.joiner.is_pending() && opened.content_type != ContentType::Handshake {
+            return Err(self.opener.fail(Error::HandshakeInterleaved));
+        }
         match opened.content_type {
             ContentType::ApplicationData if plaintext.is_empty() => Ok(Received::Control),
             ContentType::ApplicationData => Ok(Received::Data(opened.plaintext)),
@@ -519,7 +526,13 @@ impl Connection {
                 Err(e) => Err(self.opener.fail(e)),
             },
             ContentType::Handshake => {
-                let update = record::parse_handshake(plaintext).map_err(|e| self.opener.fail(e))?;
+                let Some(update) = self
+                    .joiner
+                    .push(plaintext)
+                    .map_err(|e| self.opener.fail(e))?
+                else {
+                    return Ok(Received::Control);
+                };
                 let (_, secrets) = self
                     .kernel
                     .update_rx_secret()

@@ -596,6 +596,57 @@ pub fn parse_handshake(plaintext: &[u8]) -> Result<KeyUpdate, Error> {
     }
 }
 
+/// Joins a `KeyUpdate` that the peer split across handshake records, as RFC 8446 §5.1 allows
+/// (and no common implementation does): the at most 4 bytes of an unfinished message wait here
+/// for the rest. A record that completes the message must end with it, as a key change must.
+#[derive(Clone, Debug, Default)]
+pub struct HandshakeJoiner {
+    held: [u8; 4],
+    len: u8,
+}
+
+impl HandshakeJoiner {
+    /// Whether part of a message is waiting: until it is whole, no other record type may
+    /// come (RFC 8446 §5.1).
+    pub fn is_pending(&self) -> bool {
+        self.len > 0
+    }
+
+    /// Takes the plaintext of one handshake record: `Ok(None)` while the message is not whole,
+    /// the `KeyUpdate` once it is. Errors as [`parse_handshake`] gives them for the same
+    /// message in one record; the bytes held are dropped on an error.
+    pub fn push(&mut self, plaintext: &[u8]) -> Result<Option<KeyUpdate>, Error> {
+        const WHOLE: usize = 5;
+        let held = usize::from(self.len);
+        let total = held + plaintext.len();
+        let mut message = [0u8; WHOLE];
+        let n = total.min(WHOLE);
+        message[..held].copy_from_slice(&self.held[..held]);
+        message[held..n].copy_from_slice(&plaintext[..n - held]);
+        self.len = 0;
+        if total >= WHOLE {
+            let update = parse_handshake(&message)?;
+            return if total > WHOLE {
+                Err(Error::KeyUpdateNotAligned)
+            } else {
+                Ok(Some(update))
+            };
+        }
+        match message[..n] {
+            [] => return Err(Error::EmptyControlRecord),
+            [typ, ..] if typ != KEY_UPDATE => return Err(Error::UnexpectedHandshake(typ)),
+            [_, l0, l1, l2] if u32::from_be_bytes([0, l0, l1, l2]) != 1 => {
+                return Err(Error::Decode)
+            }
+            _ => {}
+        }
+        self.held[..n].copy_from_slice(&message[..n]);
+        // `n < WHOLE`: fits a u8.
+        self.len = n as u8;
+        Ok(None)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,6 +744,54 @@ mod tests {
         send_sync::<Opener>();
         send_sync::<crate::Connection>();
         send_sync::<crate::Handshake>();
+    }
+
+    #[test]
+    fn joiner_takes_a_key_update_whole_or_in_pieces() {
+        let whole = [24u8, 0, 0, 1, 1];
+        for cuts in [
+            vec![5],
+            vec![1, 4],
+            vec![2, 3],
+            vec![4, 1],
+            vec![1, 1, 1, 1, 1],
+        ] {
+            let mut joiner = HandshakeJoiner::default();
+            let mut at = 0;
+            for (i, len) in cuts.iter().enumerate() {
+                let got = joiner.push(&whole[at..at + len]);
+                at += len;
+                if i + 1 < cuts.len() {
+                    assert_eq!(got, Ok(None));
+                    assert!(joiner.is_pending());
+                } else {
+                    assert_eq!(got, Ok(Some(KeyUpdate::Requested)), "{cuts:?}");
+                    assert!(!joiner.is_pending());
+                }
+            }
+        }
+        let mut joiner = HandshakeJoiner::default();
+        assert_eq!(joiner.push(&[24, 0]), Ok(None));
+        assert_eq!(joiner.push(&[0, 1, 0, 9]), Err(Error::KeyUpdateNotAligned));
+        assert!(!joiner.is_pending());
+        assert_eq!(joiner.push(&[1, 0]), Err(Error::UnexpectedHandshake(1)));
+        assert_eq!(joiner.push(&[24, 0, 0, 2]), Err(Error::Decode));
+        assert_eq!(joiner.push(&[24, 0, 0]), Ok(None));
+        assert_eq!(joiner.push(&[2, 0]), Err(Error::Decode));
+        assert_eq!(joiner.push(&[24]), Ok(None));
+        assert_eq!(joiner.push(&[0, 0, 1, 7]), Err(Error::BadKeyUpdate));
+        // Whole records give what `parse_handshake` gives.
+        for record in [
+            &[24u8, 0, 0, 1, 0][..],
+            &[24, 0, 0, 1, 0, 24],
+            &[4, 0, 0, 1, 0],
+        ] {
+            let mut joiner = HandshakeJoiner::default();
+            assert_eq!(
+                joiner.push(record).map(Option::unwrap),
+                parse_handshake(record)
+            );
+        }
     }
 
     #[test]

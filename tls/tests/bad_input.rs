@@ -205,14 +205,57 @@ fn key_update_with_bad_value_or_trailing_bytes() {
         AlertDescription::UnexpectedMessage,
     );
 
+    // The second piece of a split KeyUpdate runs past its end.
     let mut raw = raw_client(&pki, None);
-    let record = raw.to_server.seal(&[24, 0, 0, 22]);
+    let first = raw.to_server.seal(&[24, 0, 22]);
+    let second = raw.to_server.seal(&[0, 1, 0, 1, 22]);
     refuse(
         &mut raw,
-        &[record],
+        &[first, second],
         Error::KeyUpdateNotAligned,
         AlertDescription::UnexpectedMessage,
     );
+}
+
+#[test]
+fn key_update_split_across_records_is_joined() {
+    let pki = pki();
+    for cuts in [vec![1, 4], vec![3, 2], vec![1, 1, 1, 1, 1]] {
+        let mut raw = raw_client(&pki, None);
+        let message = [24u8, 0, 0, 1, 1];
+        let mut at = 0;
+        for len in &cuts {
+            let mut inner = message[at..at + len].to_vec();
+            inner.push(22);
+            at += len;
+            let mut record = raw.to_server.seal(&inner);
+            assert_eq!(raw.conn.open_in_place(&mut record), Ok(Received::Control));
+        }
+        // The receiving key is the next one: sequence 0, and the old key no longer opens.
+        assert_eq!(raw.conn.opener().sequence(), 0);
+        assert!(raw.conn.wants_control(), "update_requested asks for ours");
+        let mut old_key = raw.to_server.seal(b"old key\x17");
+        assert_eq!(
+            raw.conn.open_in_place(&mut old_key),
+            Err(Error::BadRecordMac)
+        );
+    }
+}
+
+#[test]
+fn other_records_between_the_pieces_of_a_key_update() {
+    let pki = pki();
+    for between in [&b"data\x17"[..], &[1, 0, 21], &[23]] {
+        let mut raw = raw_client(&pki, None);
+        let first = raw.to_server.seal(&[24, 0, 22]);
+        let other = raw.to_server.seal(between);
+        refuse(
+            &mut raw,
+            &[first, other],
+            Error::HandshakeInterleaved,
+            AlertDescription::UnexpectedMessage,
+        );
+    }
 }
 
 #[test]

@@ -227,6 +227,7 @@ pub fn check(data: &[u8]) {
 /// largest record's size, and compares each record opened with `expected`.
 fn deliver(suite: Suite, stream: &[u8], cuts: &[usize], expected: &[Expected]) {
     let mut opener = Opener::new(suite, &KEY[..suite.key_len()], IV, 0).expect("fixed key");
+    let mut joiner = record::HandshakeJoiner::default();
     let mut rx = vec![0u8; MAX_RECORD_LEN];
     let mut filled = 0;
     let mut next = 0;
@@ -249,10 +250,18 @@ fn deliver(suite: Suite, stream: &[u8], cuts: &[usize], expected: &[Expected]) {
                             .open_in_place(&mut rx[..len])
                             .map(|o| (o.content_type, rx[o.plaintext.clone()].to_vec()));
                         if let Ok((typ, content)) = &opened {
-                            // The parsers above the record layer never panic either.
+                            // The parsers above the record layer never panic either, and the
+                            // joiner holds nothing after an error.
                             match typ {
-                                ContentType::Alert => drop(record::parse_alert(content)),
-                                ContentType::Handshake => drop(record::parse_handshake(content)),
+                                ContentType::Alert => {
+                                    let _ = record::parse_alert(content);
+                                }
+                                ContentType::Handshake => {
+                                    let _ = record::parse_handshake(content);
+                                    if joiner.push(content).is_err() {
+                                        assert!(!joiner.is_pending());
+                                    }
+                                }
                                 _ => {}
                             }
                         }
