@@ -1,0 +1,628 @@
+//! The server handshake, done by rustls's unbuffered API over the caller's buffers, and the
+//! connection it turns into: the record layer of [`crate::record`] with rustls's
+//! [`KernelConnection`] for key updates.
+
+use core::cell::Cell;
+use core::ops::Range;
+use std::sync::Arc;
+
+use rustls::kernel::KernelConnection;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{
+    ClientHello, ResolvesServerCert, ServerConfig, ServerConnectionData, UnbufferedServerConnection,
+};
+use rustls::sign::CertifiedKey;
+use rustls::unbuffered::ConnectionState;
+use rustls::{ConnectionTrafficSecrets, HandshakeKind};
+
+use crate::error::{AlertDescription, Error};
+use crate::record::{
+    self, AlertEvent, ContentType, HandshakeJoiner, KeyUpdate, Opener, Sealer, Suite,
+    MAX_RECORD_LEN,
+};
+
+/// A server configuration: TLS 1.3 only, the `ring` provider, ALPN, tickets, no 0-RTT, and
+/// the secret extraction the switch to the own record layer needs. Cheap to clone; share one
+/// among all connections (resumption tickets are keyed per configuration).
+#[derive(Clone, Debug)]
+pub struct Config {
+    rustls: Arc<ServerConfig>,
+}
+
+impl Config {
+    /// A builder serving the certificates `resolver` picks (by SNI, or one for all).
+    pub fn builder(resolver: Arc<dyn ResolvesServerCert>) -> ConfigBuilder {
+        ConfigBuilder {
+            resolver,
+            alpn: vec![b"http/1.1".to_vec()],
+            resumption: true,
+        }
+    }
+
+    /// A configuration with the defaults serving one certificate chain and its key.
+    pub fn with_single_cert(
+        chain: Vec<CertificateDer<'static>>,
+        key: PrivateKeyDer<'static>,
+    ) -> Result<Self, Error> {
+        let provider = rustls::crypto::ring::default_provider();
+        let certified = CertifiedKey::from_der(chain, key, &provider).map_err(Error::Handshake)?;
+        Self::builder(Arc::new(rustls::sign::SingleCertAndKey::from(certified))).build()
+    }
+
+    /// The rustls configuration underneath, for reading.
+    pub fn rustls_config(&self) -> &Arc<ServerConfig> {
+        &self.rustls
+    }
+}
+
+/// Builds a [`Config`].
+#[derive(Debug)]
+pub struct ConfigBuilder {
+    resolver: Arc<dyn ResolvesServerCert>,
+    alpn: Vec<Vec<u8>>,
+    resumption: bool,
+}
+
+impl ConfigBuilder {
+    /// The ALPN protocols offered, in order of preference (default: `http/1.1`). A client
+    /// that offers ALPN with none of them is refused (`no_application_protocol`); one that
+    /// offers none gets no ALPN.
+    pub fn alpn_protocols(mut self, protocols: &[&[u8]]) -> Self {
+        self.alpn = protocols.iter().map(|p| p.to_vec()).collect();
+        self
+    }
+
+    /// Resumption by tickets (ring's rotating `Ticketer`) and by the server's session cache;
+    /// on by default.
+    pub fn resumption(mut self, on: bool) -> Self {
+        self.resumption = on;
+        self
+    }
+
+    /// The configuration.
+    pub fn build(self) -> Result<Config, Error> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(Error::Handshake)?
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::new(RecordSni(self.resolver)));
+        config.alpn_protocols = self.alpn;
+        // Early data would reach rustls's own buffers, and replay protection is the
+        // application's: off until both are designed.
+        config.max_early_data_size = 0;
+        // The switch to the own record layer takes the traffic secrets out of rustls.
+        config.enable_secret_extraction = true;
+        if self.resumption {
+            config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(Error::Handshake)?;
+        } else {
+            config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+            config.send_tls13_tickets = 0;
+        }
+        Ok(Config {
+            rustls: Arc::new(config),
+        })
+    }
+}
+
+thread_local! {
+    /// The SNI of the ClientHello rustls resolved last on this thread. rustls's unbuffered
+    /// server does not expose the name, and its certificate resolver is shared by every
+    /// connection, but rustls calls it synchronously inside `process_tls_records`: the driver
+    /// clears this before the call and takes it after, on the same thread.
+    static SNI_SEEN: Cell<Option<String>> = const { Cell::new(None) };
+}
+
+#[derive(Debug)]
+struct RecordSni(Arc<dyn ResolvesServerCert>);
+
+impl ResolvesServerCert for RecordSni {
+    fn resolve(&self, client_hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        SNI_SEEN.with(|seen| seen.set(client_hello.server_name().map(str::to_owned)));
+        self.0.resolve(client_hello)
+    }
+
+    fn only_raw_public_keys(&self) -> bool {
+        self.0.only_raw_public_keys()
+    }
+}
+
+/// What [`Handshake::advance`] did and what the caller does next.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Bytes to drop from the front of the incoming buffer (before reading more into it).
+    pub consumed: usize,
+    /// Bytes written at the front of the outgoing buffer: send them, in order, before
+    /// anything else. Also set on failure: the alert rustls chose.
+    pub written: usize,
+    /// What to do next, or why the handshake failed (then send `written` and close).
+    pub status: Result<Status, Error>,
+}
+
+/// The next step of a handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Status {
+    /// Send what was written, read more, append it to what was not consumed, call again.
+    NeedInput,
+    /// The outgoing buffer is full: send what was written, then call again with an emptied
+    /// one (the incoming bytes as they are).
+    FlushOutput,
+    /// The handshake is complete: send what was written, then [`Handshake::into_connection`].
+    /// The incoming bytes not consumed are the first application records.
+    Done,
+}
+
+/// A server handshake in progress, over rustls's `UnbufferedServerConnection`.
+///
+/// I/O-free: the caller reads from its socket into an incoming buffer, passes the bytes not
+/// yet consumed to [`Handshake::advance`] with a buffer for outgoing bytes (at least
+/// [`MAX_RECORD_LEN`] long), and sends what was written.
+///
+/// rustls is shown one whole record at a time and nothing past the record it is working on,
+/// so it never reads, and never keeps, an application-data record that arrives behind the
+/// client's `Finished` in the same read: that record is still in the caller's buffer when
+/// [`Status::Done`] comes, for the record layer to open.
+pub struct Handshake {
+    conn: UnbufferedServerConnection,
+    /// Bytes at the front of the caller's incoming buffer that rustls has been shown and has
+    /// not yet released (`discard`).
+    shown: usize,
+    sni: Option<String>,
+    failed: Option<Error>,
+    done: bool,
+}
+
+impl core::fmt::Debug for Handshake {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Handshake")
+            .field("shown", &self.shown)
+            .field("sni", &self.sni)
+            .field("failed", &self.failed)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Next {
+    Continue,
+    MoreInput,
+    Traffic,
+    Fail(Error),
+}
+
+impl Handshake {
+    /// A handshake for one accepted connection.
+    pub fn new(config: &Config) -> Result<Self, Error> {
+        Ok(Self {
+            conn: UnbufferedServerConnection::new(Arc::clone(&config.rustls))
+                .map_err(Error::Handshake)?,
+            shown: 0,
+            sni: None,
+            failed: None,
+            done: false,
+        })
+    }
+
+    /// Runs the handshake as far as `incoming` allows, writing what is to be sent into
+    /// `outgoing`. `incoming` holds the received bytes not consumed by earlier calls (the
+    /// caller drops `consumed` bytes from its front after each call and appends new ones).
+    pub fn advance(&mut self, incoming: &mut [u8], outgoing: &mut [u8]) -> Progress {
+        let mut consumed = 0;
+        let mut written = 0;
+        let status = self.run(incoming, outgoing, &mut consumed, &mut written);
+        if let Err(e) = &status {
+            if self.failed.is_none() {
+                self.failed = Some(e.clone());
+            }
+        }
+        Progress {
+            consumed,
+            written,
+            status,
+        }
+    }
+
+    fn run(
+        &mut self,
+        incoming: &mut [u8],
+        outgoing: &mut [u8],
+        consumed: &mut usize,
+        written: &mut usize,
+    ) -> Result<Status, Error> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.done {
+            return Ok(Status::Done);
+        }
+        if self.shown > incoming.len() {
+            return Err(Error::Internal(
+                "incoming bytes shown to rustls were dropped before it consumed them",
+            ));
+        }
+        loop {
+            // rustls drops a record that does not fit the buffer it is given: keep room for
+            // the largest.
+            if outgoing.len() - *written < MAX_RECORD_LEN {
+                return if *written > 0 {
+                    Ok(Status::FlushOutput)
+                } else {
+                    Err(Error::BufferTooSmall(MAX_RECORD_LEN))
+                };
+            }
+            SNI_SEEN.with(|seen| seen.set(None));
+            let window = &mut incoming[*consumed..*consumed + self.shown];
+            let status = self.conn.process_tls_records(window);
+            let discard = status.discard;
+            let next = match status.state {
+                Ok(ConnectionState::EncodeTlsData(mut data)) => {
+                    match data.encode(&mut outgoing[*written..]) {
+                        Ok(n) => {
+                            *written += n;
+                            Next::Continue
+                        }
+                        Err(_) => Next::Fail(Error::Internal("handshake record over a record")),
+                    }
+                }
+                // The bytes are in `outgoing`, which the caller sends before anything else.
+                Ok(ConnectionState::TransmitTlsData(data)) => {
+                    data.done();
+                    Next::Continue
+                }
+                Ok(ConnectionState::BlockedHandshake) => Next::MoreInput,
+                Ok(ConnectionState::WriteTraffic(_)) => Next::Traffic,
+                Ok(ConnectionState::PeerClosed | ConnectionState::Closed) => {
+                    Next::Fail(Error::ClosedDuringHandshake)
+                }
+                Ok(_) => Next::Fail(Error::Internal("application data during the handshake")),
+                Err(e) => Next::Fail(Error::Handshake(e)),
+            };
+            *consumed += discard;
+            self.shown -= discard;
+            if let Some(name) = SNI_SEEN.with(Cell::take) {
+                self.sni = Some(name);
+            }
+            match next {
+                Next::Continue => {}
+                Next::Fail(e @ Error::Handshake(_)) => {
+                    self.drain_alert(incoming, outgoing, consumed, written);
+                    return Err(e);
+                }
+                Next::Fail(e) => return Err(e),
+                // A server may write from its own `Finished` on: the handshake is over only
+                // once the client's `Finished` is in.
+                Next::Traffic if !self.conn.is_handshaking() => {
+                    if self.shown != 0 {
+                        return Err(Error::Internal("rustls holds bytes past the handshake"));
+                    }
+                    self.done = true;
+                    return Ok(Status::Done);
+                }
+                Next::Traffic | Next::MoreInput => {
+                    let next_at = *consumed + self.shown;
+                    match record::record_len(&incoming[next_at..]) {
+                        Ok(Some(len)) if len <= incoming.len() - next_at => self.shown += len,
+                        Ok(_) => return Ok(Status::NeedInput),
+                        // Shown as is, for rustls to refuse with its own alert.
+                        Err(_) => self.shown = incoming.len() - *consumed,
+                    }
+                }
+            }
+        }
+    }
+
+    /// After a failure, rustls still has the alert it chose queued (behind any records it
+    /// queued before failing): write them out. Each call pops one queued record before rustls
+    /// reads any input; once the queue is empty it is not called again, as it would read the
+    /// window anew and fail on it a second time. The window is the one it failed on, not an
+    /// empty buffer: rustls may keep the place of a partial message in it.
+    fn drain_alert(
+        &mut self,
+        incoming: &mut [u8],
+        outgoing: &mut [u8],
+        consumed: &mut usize,
+        written: &mut usize,
+    ) {
+        while self.conn.wants_write() {
+            let window = &mut incoming[*consumed..*consumed + self.shown];
+            let status = self.conn.process_tls_records(window);
+            let discard = status.discard;
+            let encoded = match status.state {
+                Ok(ConnectionState::EncodeTlsData(mut data)) => {
+                    match data.encode(&mut outgoing[*written..]) {
+                        Ok(n) => {
+                            *written += n;
+                            true
+                        }
+                        Err(_) => false,
+                    }
+                }
+                _ => false,
+            };
+            *consumed += discard;
+            self.shown -= discard;
+            if !encoded {
+                break;
+            }
+        }
+    }
+
+    /// Whether [`Status::Done`] was reached.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The server name the client asked for, once its ClientHello is in.
+    pub fn server_name(&self) -> Option<&str> {
+        self.sni.as_deref()
+    }
+
+    /// The connection, once the handshake is [`Status::Done`]: rustls's traffic secrets and
+    /// sequence numbers go into the own record layer, rustls keeps only the key schedule.
+    pub fn into_connection(self) -> Result<Connection, Error> {
+        if !self.done {
+            return Err(Error::Internal(
+                "into_connection before the handshake is done",
+            ));
+        }
+        let alpn = self.conn.alpn_protocol().map(<[u8]>::to_vec);
+        let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
+        let (secrets, kernel) = self
+            .conn
+            .dangerous_into_kernel_connection()
+            .map_err(Error::Handshake)?;
+        let (tx_seq, tx) = secrets.tx;
+        let (rx_seq, rx) = secrets.rx;
+        let (suite, key, iv) = traffic_keys(&tx)?;
+        let sealer = Sealer::new(suite, key, iv, tx_seq)?;
+        let (suite, key, iv) = traffic_keys(&rx)?;
+        let opener = Opener::new(suite, key, iv, rx_seq)?;
+        Ok(Connection {
+            sealer,
+            opener,
+            kernel,
+            alpn,
+            sni: self.sni,
+            resumed,
+            owed_key_update: None,
+            joiner: HandshakeJoiner::default(),
+            sent_close: false,
+            received_close: false,
+        })
+    }
+}
+
+fn traffic_keys(secrets: &ConnectionTrafficSecrets) -> Result<(Suite, &[u8], [u8; 12]), Error> {
+    let (suite, key, iv) = match secrets {
+        ConnectionTrafficSecrets::Aes128Gcm { key, iv } => (Suite::Aes128Gcm, key, iv),
+        ConnectionTrafficSecrets::Aes256Gcm { key, iv } => (Suite::Aes256Gcm, key, iv),
+        ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => {
+            (Suite::Chacha20Poly1305, key, iv)
+        }
+        _ => return Err(Error::UnsupportedSuite),
+    };
+    let iv = iv.as_ref().try_into().map_err(|_| Error::BadKey)?;
+    Ok((suite, key.as_ref(), iv))
+}
+
+/// What [`Connection::open_in_place`] found in a record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Received {
+    /// Application data: `record[range]`.
+    Data(Range<usize>),
+    /// Nothing for the application: an empty record, a `KeyUpdate` (if the peer asked for
+    /// ours, [`Connection::wants_control`] is now true), a `user_canceled` warning.
+    Control,
+    /// The peer's `close_notify`: it sends no more. We may still send, then close. Every
+    /// record after it is ignored, unopened, and reported as `Closed` again.
+    Closed,
+}
+
+/// An established TLS 1.3 connection: the own record layer in both directions, and rustls's
+/// key schedule for `KeyUpdate`s. I/O-free: records are opened and sealed in the caller's
+/// buffers, with no allocation per record.
+pub struct Connection {
+    sealer: Sealer,
+    opener: Opener,
+    kernel: KernelConnection<ServerConnectionData>,
+    alpn: Option<Vec<u8>>,
+    sni: Option<String>,
+    resumed: bool,
+    /// A `KeyUpdate` of ours to send before the next data; `true`: asking the peer for its own.
+    owed_key_update: Option<bool>,
+    /// The first bytes of a `KeyUpdate` split across records.
+    joiner: HandshakeJoiner,
+    sent_close: bool,
+    received_close: bool,
+}
+
+impl core::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Connection")
+            .field("sealer", &self.sealer)
+            .field("opener", &self.opener)
+            .field("alpn", &self.alpn)
+            .field("sni", &self.sni)
+            .field("resumed", &self.resumed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// The ALPN protocol agreed, if the client offered ALPN.
+    pub fn alpn_protocol(&self) -> Option<&[u8]> {
+        self.alpn.as_deref()
+    }
+
+    /// The server name (SNI) the client asked for.
+    pub fn server_name(&self) -> Option<&str> {
+        self.sni.as_deref()
+    }
+
+    /// The protocol version: always TLS 1.3 in this version of the crate.
+    pub fn protocol_version(&self) -> rustls::ProtocolVersion {
+        self.kernel.protocol_version()
+    }
+
+    /// The cipher suite.
+    pub fn suite(&self) -> Suite {
+        self.sealer.suite()
+    }
+
+    /// Whether the handshake resumed an earlier session.
+    pub fn is_resumed(&self) -> bool {
+        self.resumed
+    }
+
+    /// The sending half, for reading its state (sequence number, limit).
+    pub fn sealer(&self) -> &Sealer {
+        &self.sealer
+    }
+
+    /// The receiving half, for reading its state.
+    pub fn opener(&self) -> &Opener {
+        &self.opener
+    }
+
+    /// Lowers the number of records one sending key may seal before a `KeyUpdate` (tests
+    /// reach it this way); see [`Sealer::set_record_limit`].
+    pub fn set_record_limit(&mut self, limit: u64) {
+        self.sealer.set_record_limit(limit);
+    }
+
+    /// The length of the next record in `buf` ([`record::record_len`]); an error poisons the
+    /// receiving half, and its alert is to be sent.
+    pub fn next_record_len(&mut self, buf: &[u8]) -> Result<Option<usize>, Error> {
+        self.opener.next_record_len(buf)
+    }
+
+    /// Opens one whole record in place and acts on what it holds: alerts and `KeyUpdate`s are
+    /// handled here (the peer's new key is taken from rustls). On error nothing is returned,
+    /// the receiving half is poisoned, and [`Error::alert`] is the alert to send
+    /// ([`Connection::write_alert`]).
+    pub fn open_in_place(&mut self, record: &mut [u8]) -> Result<Received, Error> {
+        if self.received_close {
+            // RFC 8446 §6.1: data after a closure alert is ignored (as rustls does), not
+            // opened.
+            return Ok(Received::Closed);
+        }
+        let opened = self.opener.open_in_place(record)?;
+        let plaintext = &record[opened.plaintext.clone()];
+        if self.joiner.is_pending() && opened.content_type != ContentType::Handshake {
+            return Err(self.opener.fail(Error::HandshakeInterleaved));
+        }
+        match opened.content_type {
+            ContentType::ApplicationData if plaintext.is_empty() => Ok(Received::Control),
+            ContentType::ApplicationData => Ok(Received::Data(opened.plaintext)),
+            ContentType::Alert => match record::parse_alert(plaintext) {
+                Ok(AlertEvent::CloseNotify) => {
+                    self.received_close = true;
+                    Ok(Received::Closed)
+                }
+                Ok(_) => Ok(Received::Control),
+                Err(e) => Err(self.opener.fail(e)),
+            },
+            ContentType::Handshake => {
+                let Some(update) = self
+                    .joiner
+                    .push(plaintext)
+                    .map_err(|e| self.opener.fail(e))?
+                else {
+                    return Ok(Received::Control);
+                };
+                let (_, secrets) = self
+                    .kernel
+                    .update_rx_secret()
+                    .map_err(|e| self.opener.fail(Error::Handshake(e)))?;
+                let (_, key, iv) = traffic_keys(&secrets).map_err(|e| self.opener.fail(e))?;
+                self.opener.rekey(key, iv)?;
+                if update == KeyUpdate::Requested && !self.sent_close {
+                    self.owed_key_update.get_or_insert(false);
+                }
+                Ok(Received::Control)
+            }
+            // `ContentType` is non-exhaustive for users, not here: no other type opens.
+            #[allow(unreachable_patterns)]
+            _ => Err(self.opener.fail(Error::Internal("content type"))),
+        }
+    }
+
+    /// Whether a control record must be written ([`Connection::write_control`]) before more
+    /// data is sealed: a `KeyUpdate` the peer asked for, one asked for with
+    /// [`Connection::update_keys`], or one the record limit calls for.
+    pub fn wants_control(&self) -> bool {
+        !self.sent_close && (self.owed_key_update.is_some() || self.sealer.key_update_due())
+    }
+
+    /// Schedules a `KeyUpdate` of ours (written by [`Connection::write_control`]);
+    /// `request_peer` asks the peer to update its sending key too.
+    pub fn update_keys(&mut self, request_peer: bool) {
+        let owed = self.owed_key_update.get_or_insert(false);
+        *owed |= request_peer;
+    }
+
+    /// Writes the pending control record into `out` (at least
+    /// [`record::KEY_UPDATE_RECORD_LEN`] bytes) and returns its length, 0 when none is
+    /// pending. After a `KeyUpdate` the sending key is the next one, from rustls.
+    pub fn write_control(&mut self, out: &mut [u8]) -> Result<usize, Error> {
+        if !self.wants_control() {
+            return Ok(0);
+        }
+        let request_peer = self.owed_key_update.unwrap_or(false);
+        let n = self.sealer.seal_key_update(out, request_peer)?;
+        let (_, secrets) = self.kernel.update_tx_secret().map_err(Error::Handshake)?;
+        let (_, key, iv) = traffic_keys(&secrets)?;
+        self.sealer.rekey(key, iv)?;
+        self.owed_key_update = None;
+        Ok(n)
+    }
+
+    /// Seals `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` as one application-data record in
+    /// place, with `padding` zeros (see [`Sealer::seal_in_place`] for the layout); returns
+    /// the record's length. Refuses with [`Error::ControlPending`] while
+    /// [`Connection::wants_control`].
+    pub fn seal_in_place(
+        &mut self,
+        buf: &mut [u8],
+        plaintext_len: usize,
+        padding: usize,
+    ) -> Result<usize, Error> {
+        if self.sent_close {
+            return Err(Error::Closed);
+        }
+        if self.wants_control() {
+            return Err(Error::ControlPending);
+        }
+        self.sealer.seal_in_place(buf, plaintext_len, padding)
+    }
+
+    /// Writes our `close_notify` into `out` (at least [`record::ALERT_RECORD_LEN`] bytes);
+    /// nothing is sealed after it.
+    pub fn write_close_notify(&mut self, out: &mut [u8]) -> Result<usize, Error> {
+        self.write_alert(AlertDescription::CloseNotify, out)
+    }
+
+    /// Writes an alert into `out` (at least [`record::ALERT_RECORD_LEN`] bytes): for an error,
+    /// the one [`Error::alert`] names. Nothing is sealed after it.
+    pub fn write_alert(&mut self, alert: AlertDescription, out: &mut [u8]) -> Result<usize, Error> {
+        if self.sent_close {
+            return Err(Error::Closed);
+        }
+        let n = self.sealer.seal_alert(out, alert)?;
+        self.sent_close = true;
+        Ok(n)
+    }
+
+    /// Whether the peer's `close_notify` was received.
+    pub fn received_close_notify(&self) -> bool {
+        self.received_close
+    }
+
+    /// Whether ours was sent (or a fatal alert).
+    pub fn sent_close(&self) -> bool {
+        self.sent_close
+    }
+}

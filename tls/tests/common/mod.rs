@@ -1,0 +1,308 @@
+//! What the tests share: a certificate made at run time, client configurations, and an
+//! in-memory handshake between the crate's server driver and a rustls client.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+use bufslab_tls::record::{Suite, HEADER_LEN, MAX_RECORD_LEN};
+use bufslab_tls::{Config, Connection, Error, Handshake, Received, Status};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore};
+
+pub const HOST: &str = "localhost";
+
+pub struct Pki {
+    pub chain: Vec<CertificateDer<'static>>,
+    pub key: PrivateKeyDer<'static>,
+}
+
+pub fn pki() -> Pki {
+    let certified = rcgen::generate_simple_self_signed(vec![HOST.to_owned()]).expect("rcgen");
+    Pki {
+        chain: vec![certified.cert.der().clone()],
+        key: PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der()).into(),
+    }
+}
+
+pub fn server_config(pki: &Pki) -> Config {
+    Config::with_single_cert(pki.chain.clone(), pki.key.clone_key()).expect("server config")
+}
+
+pub fn rustls_suite(suite: Suite) -> rustls::SupportedCipherSuite {
+    use rustls::crypto::ring::cipher_suite as cs;
+    match suite {
+        Suite::Aes128Gcm => cs::TLS13_AES_128_GCM_SHA256,
+        Suite::Aes256Gcm => cs::TLS13_AES_256_GCM_SHA384,
+        Suite::Chacha20Poly1305 => cs::TLS13_CHACHA20_POLY1305_SHA256,
+        _ => unreachable!(),
+    }
+}
+
+pub const SUITES: [Suite; 3] = [Suite::Aes128Gcm, Suite::Aes256Gcm, Suite::Chacha20Poly1305];
+
+/// A client that trusts `pki`, offers `http/1.1`, speaks only `suite` (all three if `None`),
+/// and can hand out its traffic secrets (for crafting records a real client never sends).
+pub fn client_config(pki: &Pki, suite: Option<Suite>) -> Arc<ClientConfig> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if let Some(suite) = suite {
+        provider.cipher_suites = vec![rustls_suite(suite)];
+    }
+    let mut roots = RootCertStore::empty();
+    roots.add(pki.chain[0].clone()).expect("root");
+    let mut config = ClientConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.enable_secret_extraction = true;
+    Arc::new(config)
+}
+
+/// Sends everything the client has queued to `to_server`.
+pub fn client_flush(client: &mut ClientConnection, to_server: &mut Vec<u8>) {
+    while client.wants_write() {
+        client.write_tls(to_server).expect("client write_tls");
+    }
+}
+
+/// Gives `bytes` to the client and lets it process them.
+pub fn client_receive(
+    client: &mut ClientConnection,
+    mut bytes: &[u8],
+) -> Result<(), rustls::Error> {
+    while !bytes.is_empty() {
+        client.read_tls(&mut bytes).expect("client read_tls");
+        client.process_new_packets()?;
+    }
+    Ok(())
+}
+
+/// Reads all the plaintext the client has.
+pub fn client_read_all(client: &mut ClientConnection) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match client.reader().read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("client read: {e}"),
+        }
+    }
+    out
+}
+
+pub struct Established {
+    pub client: ClientConnection,
+    pub conn: Connection,
+    /// Bytes received after the client's `Finished`, not yet opened.
+    pub rx: Vec<u8>,
+}
+
+/// Runs a handshake in memory. `early_app_data` is written by the client as soon as its side
+/// of the handshake is done, so it travels in the same flight as its `Finished`.
+pub fn handshake(
+    config: &Config,
+    client_config: &Arc<ClientConfig>,
+    early_app_data: &[u8],
+) -> Result<Established, Error> {
+    handshake_with(
+        config,
+        client_config,
+        early_app_data,
+        2 * MAX_RECORD_LEN,
+        usize::MAX,
+    )
+}
+
+/// [`handshake`] with an outgoing buffer of `out_len` bytes, the client's bytes reaching the
+/// server at most `step` at a time.
+pub fn handshake_with(
+    config: &Config,
+    client_config: &Arc<ClientConfig>,
+    early_app_data: &[u8],
+    out_len: usize,
+    step: usize,
+) -> Result<Established, Error> {
+    let mut client = ClientConnection::new(
+        Arc::clone(client_config),
+        ServerName::try_from(HOST).expect("name"),
+    )
+    .expect("client");
+    let mut hs = Handshake::new(config)?;
+    let mut in_flight = Vec::new();
+    let mut rx = Vec::new();
+    let mut out = vec![0u8; out_len];
+    let mut early_sent = early_app_data.is_empty();
+    for _ in 0..100_000 {
+        if !early_sent && !client.is_handshaking() {
+            client
+                .writer()
+                .write_all(early_app_data)
+                .expect("client write");
+            early_sent = true;
+        }
+        client_flush(&mut client, &mut in_flight);
+        let n = in_flight.len().min(step);
+        rx.extend(in_flight.drain(..n));
+        let progress = hs.advance(&mut rx, &mut out);
+        rx.drain(..progress.consumed);
+        let status = progress.status;
+        if let Err(e) = client_receive(&mut client, &out[..progress.written]) {
+            panic!("client refused the server's bytes: {e} (server status {status:?})");
+        }
+        match status? {
+            Status::Done => {
+                assert_eq!(hs.server_name(), Some(HOST));
+                let conn = hs.into_connection()?;
+                client_flush(&mut client, &mut in_flight);
+                rx.extend(in_flight);
+                return Ok(Established { client, conn, rx });
+            }
+            Status::NeedInput | Status::FlushOutput => {}
+            _ => unreachable!(),
+        }
+    }
+    panic!("handshake did not finish");
+}
+
+/// One receive step of a server: opens every whole record at the front of `rx`, collecting
+/// data into `data` and the other events into the returned list. Stops at the first error.
+pub fn server_receive(
+    conn: &mut Connection,
+    rx: &mut Vec<u8>,
+    data: &mut Vec<u8>,
+) -> Result<Vec<Received>, Error> {
+    let mut events = Vec::new();
+    while let Some(len) = conn.next_record_len(rx)? {
+        if len > rx.len() {
+            break;
+        }
+        match conn.open_in_place(&mut rx[..len])? {
+            Received::Data(range) => data.extend_from_slice(&rx[range]),
+            other => events.push(other),
+        }
+        rx.drain(..len);
+    }
+    Ok(events)
+}
+
+/// Seals `plaintext` with `padding` as one record from the server.
+pub fn server_seal(conn: &mut Connection, plaintext: &[u8], padding: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; bufslab_tls::record::sealed_len(plaintext.len(), padding)];
+    buf[HEADER_LEN..HEADER_LEN + plaintext.len()].copy_from_slice(plaintext);
+    let n = conn
+        .seal_in_place(&mut buf, plaintext.len(), padding)
+        .expect("seal");
+    assert_eq!(n, buf.len());
+    buf
+}
+
+pub fn pattern(len: usize, salt: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(salt))
+        .collect()
+}
+
+/// One direction of a peer written apart from the crate (ring directly, its own nonce), for
+/// records a real client never sends.
+pub struct RawDirection {
+    key: ring::aead::LessSafeKey,
+    iv: [u8; 12],
+    pub seq: u64,
+}
+
+impl RawDirection {
+    pub fn new((seq, secrets): (u64, rustls::ConnectionTrafficSecrets)) -> Self {
+        use rustls::ConnectionTrafficSecrets as S;
+        let (alg, key, iv) = match &secrets {
+            S::Aes128Gcm { key, iv } => (&ring::aead::AES_128_GCM, key, iv),
+            S::Aes256Gcm { key, iv } => (&ring::aead::AES_256_GCM, key, iv),
+            S::Chacha20Poly1305 { key, iv } => (&ring::aead::CHACHA20_POLY1305, key, iv),
+            _ => unreachable!(),
+        };
+        let key = ring::aead::LessSafeKey::new(
+            ring::aead::UnboundKey::new(alg, key.as_ref()).expect("key"),
+        );
+        Self {
+            key,
+            iv: iv.as_ref().try_into().expect("iv"),
+            seq,
+        }
+    }
+
+    fn nonce(&mut self) -> ring::aead::Nonce {
+        let mut nonce = self.iv;
+        let seq = self.seq.to_be_bytes();
+        for i in 0..8 {
+            nonce[4 + i] ^= seq[i];
+        }
+        self.seq += 1;
+        ring::aead::Nonce::assume_unique_for_key(nonce)
+    }
+
+    /// A record of outer type 23 whose inner plaintext (content, type, padding) is `inner`.
+    pub fn seal(&mut self, inner: &[u8]) -> Vec<u8> {
+        let len = inner.len() + 16;
+        let header = [23, 3, 3, (len >> 8) as u8, len as u8];
+        let mut record = header.to_vec();
+        let mut body = inner.to_vec();
+        let nonce = self.nonce();
+        self.key
+            .seal_in_place_append_tag(nonce, ring::aead::Aad::from(header), &mut body)
+            .expect("seal");
+        record.extend_from_slice(&body);
+        record
+    }
+
+    /// The inner plaintext of a record (content, type, padding).
+    pub fn open(&mut self, record: &[u8]) -> Vec<u8> {
+        let header: [u8; 5] = record[..5].try_into().unwrap();
+        let mut body = record[5..].to_vec();
+        let nonce = self.nonce();
+        let plain = self
+            .key
+            .open_in_place(nonce, ring::aead::Aad::from(header), &mut body)
+            .expect("open");
+        plain.to_vec()
+    }
+}
+
+/// A connection whose client is replaced by raw directions: `to_server` seals what the client
+/// would, `from_server` opens what the server sends.
+pub struct RawClient {
+    pub conn: Connection,
+    pub to_server: RawDirection,
+    pub from_server: RawDirection,
+}
+
+pub fn raw_client(pki: &Pki, suite: Option<Suite>) -> RawClient {
+    let config = server_config(pki);
+    let est = handshake(&config, &client_config(pki, suite), b"").expect("handshake");
+    let secrets = est
+        .client
+        .dangerous_extract_secrets()
+        .expect("client secrets");
+    RawClient {
+        conn: est.conn,
+        to_server: RawDirection::new(secrets.tx),
+        from_server: RawDirection::new(secrets.rx),
+    }
+}
+
+/// Gives `bytes` to the client a little at a time, reading the plaintext as it comes (rustls
+/// holds only so much unread).
+pub fn client_receive_all(client: &mut ClientConnection, bytes: &[u8]) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut bytes = bytes;
+    while !bytes.is_empty() {
+        client.read_tls(&mut bytes).expect("client read_tls");
+        client
+            .process_new_packets()
+            .expect("client refused a record");
+        got.extend(client_read_all(client));
+    }
+    got
+}
