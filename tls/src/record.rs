@@ -193,24 +193,64 @@ fn check_header(typ: u8, v0: u8, v1: u8) -> Result<(), Error> {
     Ok(())
 }
 
-/// The sending half: seals records in place with one traffic key.
-pub struct Sealer {
+/// What the two halves share: one direction's traffic key, static IV, sequence number and
+/// the error that poisoned it. Nonces come only from [`Direction::next_nonce`].
+struct Direction {
     key: LessSafeKey,
     iv: [u8; NONCE_LEN],
     seq: u64,
-    limit: u64,
     suite: Suite,
     failed: Option<Error>,
 }
 
+impl Direction {
+    fn new(suite: Suite, key: &[u8], iv: [u8; NONCE_LEN], seq: u64) -> Result<Self, Error> {
+        Ok(Self {
+            key: make_key(suite, key)?,
+            iv,
+            seq,
+            suite,
+            failed: None,
+        })
+    }
+
+    fn next_nonce(&mut self, limit: u64) -> Result<Nonce, Error> {
+        take_nonce(&self.iv, &mut self.seq, limit)
+    }
+
+    /// Installs the next key; the caller poisons itself on an error, each half by its own rule.
+    fn rekey(&mut self, key: &[u8], iv: [u8; NONCE_LEN]) -> Result<(), Error> {
+        self.key = make_key(self.suite, key)?;
+        self.iv = iv;
+        self.seq = 0;
+        Ok(())
+    }
+
+    fn debug<'a, 'b>(
+        &self,
+        f: &'a mut core::fmt::Formatter<'b>,
+        name: &str,
+    ) -> core::fmt::DebugStruct<'a, 'b> {
+        // Never the key or the IV.
+        let mut d = f.debug_struct(name);
+        d.field("suite", &self.suite)
+            .field("seq", &self.seq)
+            .field("failed", &self.failed);
+        d
+    }
+}
+
+/// The sending half: seals records in place with one traffic key.
+pub struct Sealer {
+    dir: Direction,
+    limit: u64,
+}
+
 impl core::fmt::Debug for Sealer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        // Never the key or the IV.
-        f.debug_struct("Sealer")
-            .field("suite", &self.suite)
-            .field("seq", &self.seq)
+        self.dir
+            .debug(f, "Sealer")
             .field("limit", &self.limit)
-            .field("failed", &self.failed)
             .finish_non_exhaustive()
     }
 }
@@ -220,12 +260,8 @@ impl Sealer {
     /// number `seq` (rustls hands over the number it reached during the handshake).
     pub fn new(suite: Suite, key: &[u8], iv: [u8; NONCE_LEN], seq: u64) -> Result<Self, Error> {
         Ok(Self {
-            key: make_key(suite, key)?,
-            iv,
-            seq,
+            dir: Direction::new(suite, key, iv, seq)?,
             limit: suite.confidentiality_limit(),
-            suite,
-            failed: None,
         })
     }
 
@@ -233,29 +269,29 @@ impl Sealer {
     /// raises it above the suite's confidentiality limit, nor under [`CONTROL_RESERVE`].
     pub fn set_record_limit(&mut self, limit: u64) {
         self.limit = limit
-            .min(self.suite.confidentiality_limit())
+            .min(self.dir.suite.confidentiality_limit())
             .max(CONTROL_RESERVE);
     }
 
     /// The suite.
     pub fn suite(&self) -> Suite {
-        self.suite
+        self.dir.suite
     }
 
     /// The sequence number of the next record.
     pub fn sequence(&self) -> u64 {
-        self.seq
+        self.dir.seq
     }
 
     /// Whether application data must wait for a `KeyUpdate` (and new keys,
     /// [`Sealer::rekey`]): only the records kept for control are left under this key.
     pub fn key_update_due(&self) -> bool {
-        self.seq >= self.limit - CONTROL_RESERVE
+        self.dir.seq >= self.limit - CONTROL_RESERVE
     }
 
     /// The error that poisoned this direction, if one did.
     pub fn failure(&self) -> Option<&Error> {
-        self.failed.as_ref()
+        self.dir.failed.as_ref()
     }
 
     /// Seals `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` as one application-data record
@@ -270,7 +306,7 @@ impl Sealer {
         plaintext_len: usize,
         padding: usize,
     ) -> Result<usize, Error> {
-        if self.failed.is_none() && self.key_update_due() {
+        if self.dir.failed.is_none() && self.key_update_due() {
             return Err(Error::KeyUpdateNeeded);
         }
         self.seal_as(buf, ContentType::ApplicationData, plaintext_len, padding)
@@ -298,15 +334,7 @@ impl Sealer {
     /// Switches to the next traffic key (after a `KeyUpdate`): sequence numbers start again
     /// at 0. A poisoned sealer stays poisoned.
     pub fn rekey(&mut self, key: &[u8], iv: [u8; NONCE_LEN]) -> Result<(), Error> {
-        match make_key(self.suite, key) {
-            Ok(key) => {
-                self.key = key;
-                self.iv = iv;
-                self.seq = 0;
-                Ok(())
-            }
-            Err(e) => Err(self.fail(e)),
-        }
+        self.dir.rekey(key, iv).map_err(|e| self.fail(e))
     }
 
     fn seal_message(
@@ -324,7 +352,7 @@ impl Sealer {
     }
 
     fn fail(&mut self, e: Error) -> Error {
-        self.failed = Some(e.clone());
+        self.dir.failed = Some(e.clone());
         e
     }
 
@@ -335,7 +363,7 @@ impl Sealer {
         len: usize,
         padding: usize,
     ) -> Result<usize, Error> {
-        if let Some(e) = &self.failed {
+        if let Some(e) = &self.dir.failed {
             return Err(e.clone());
         }
         let inner_len = match len.checked_add(1).and_then(|n| n.checked_add(padding)) {
@@ -346,7 +374,7 @@ impl Sealer {
         let Some(record) = buf.get_mut(..record_len) else {
             return Err(self.fail(Error::BufferTooSmall(record_len)));
         };
-        let nonce = match take_nonce(&self.iv, &mut self.seq, self.limit) {
+        let nonce = match self.dir.next_nonce(self.limit) {
             Ok(nonce) => nonce,
             Err(e) => return Err(self.fail(e)),
         };
@@ -357,6 +385,7 @@ impl Sealer {
         inner[len] = typ.code();
         inner[len + 1..].fill(0);
         match self
+            .dir
             .key
             .seal_in_place_separate_tag(nonce, Aad::from(hdr), inner)
         {
@@ -382,21 +411,13 @@ pub struct Opened {
 
 /// The receiving half: opens records in place with one traffic key.
 pub struct Opener {
-    key: LessSafeKey,
-    iv: [u8; NONCE_LEN],
-    seq: u64,
-    suite: Suite,
+    dir: Direction,
     empty_run: u8,
-    failed: Option<Error>,
 }
 
 impl core::fmt::Debug for Opener {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Opener")
-            .field("suite", &self.suite)
-            .field("seq", &self.seq)
-            .field("failed", &self.failed)
-            .finish_non_exhaustive()
+        self.dir.debug(f, "Opener").finish_non_exhaustive()
     }
 }
 
@@ -405,49 +426,37 @@ impl Opener {
     /// number `seq`.
     pub fn new(suite: Suite, key: &[u8], iv: [u8; NONCE_LEN], seq: u64) -> Result<Self, Error> {
         Ok(Self {
-            key: make_key(suite, key)?,
-            iv,
-            seq,
-            suite,
+            dir: Direction::new(suite, key, iv, seq)?,
             empty_run: 0,
-            failed: None,
         })
     }
 
     /// The suite.
     pub fn suite(&self) -> Suite {
-        self.suite
+        self.dir.suite
     }
 
     /// The sequence number of the next record.
     pub fn sequence(&self) -> u64 {
-        self.seq
+        self.dir.seq
     }
 
     /// The error that poisoned this direction, if one did.
     pub fn failure(&self) -> Option<&Error> {
-        self.failed.as_ref()
+        self.dir.failed.as_ref()
     }
 
     /// Switches to the peer's next traffic key (after its `KeyUpdate`); sequence numbers
     /// start again at 0. A poisoned opener stays poisoned.
     pub fn rekey(&mut self, key: &[u8], iv: [u8; NONCE_LEN]) -> Result<(), Error> {
-        match make_key(self.suite, key) {
-            Ok(key) => {
-                self.key = key;
-                self.iv = iv;
-                self.seq = 0;
-                Ok(())
-            }
-            Err(e) => Err(self.fail(e)),
-        }
+        self.dir.rekey(key, iv).map_err(|e| self.fail(e))
     }
 
     /// Poisons the opener with `e` (for errors found above the record layer, so that
     /// nothing more is opened) and returns it.
     pub fn fail(&mut self, e: Error) -> Error {
-        if self.failed.is_none() {
-            self.failed = Some(e.clone());
+        if self.dir.failed.is_none() {
+            self.dir.failed = Some(e.clone());
         }
         e
     }
@@ -456,7 +465,7 @@ impl Opener {
     /// (plain HTTP sent to a TLS port fails on its first five bytes, not after 8 KiB more);
     /// an error poisons the opener.
     pub fn next_record_len(&mut self, buf: &[u8]) -> Result<Option<usize>, Error> {
-        if let Some(e) = &self.failed {
+        if let Some(e) = &self.dir.failed {
             return Err(e.clone());
         }
         if let Some(&[typ, v0, v1, _, _]) = buf.get(..HEADER_LEN) {
@@ -471,7 +480,7 @@ impl Opener {
     /// place. On success the plaintext is `record[opened.plaintext]`; on error nothing is
     /// returned, the opener is poisoned, and [`Error::alert`] is the alert to send.
     pub fn open_in_place(&mut self, record: &mut [u8]) -> Result<Opened, Error> {
-        if let Some(e) = &self.failed {
+        if let Some(e) = &self.dir.failed {
             return Err(e.clone());
         }
         self.open(record).map_err(|e| self.fail(e))
@@ -494,8 +503,9 @@ impl Opener {
         if len < TAG_LEN {
             return Err(Error::BadRecordMac);
         }
-        let nonce = take_nonce(&self.iv, &mut self.seq, u64::MAX)?;
+        let nonce = self.dir.next_nonce(u64::MAX)?;
         let plain = self
+            .dir
             .key
             .open_in_place(nonce, Aad::from(hdr), &mut record[HEADER_LEN..])
             .map_err(|_| Error::BadRecordMac)?;

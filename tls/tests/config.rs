@@ -38,6 +38,13 @@ fn client_for(roots: &[CertificateDer<'static>]) -> Arc<rustls::ClientConfig> {
     Arc::new(config)
 }
 
+/// The shared test certificate, as the one certificate for every name.
+fn single_cert(pki: &Pki) -> Arc<rustls::sign::SingleCertAndKey> {
+    let provider = rustls::crypto::ring::default_provider();
+    let ck = CertifiedKey::from_der(pki.chain.clone(), pki.key.clone_key(), &provider).unwrap();
+    Arc::new(rustls::sign::SingleCertAndKey::from(ck))
+}
+
 /// Runs a handshake to `name` and returns the connection.
 fn connect(
     config: &Config,
@@ -96,11 +103,7 @@ fn no_sni_is_none_and_does_not_leak_from_an_earlier_connection() {
 #[test]
 fn resumption_off() {
     let pki = pki();
-    let resolver = {
-        let provider = rustls::crypto::ring::default_provider();
-        let ck = CertifiedKey::from_der(pki.chain.clone(), pki.key.clone_key(), &provider).unwrap();
-        Arc::new(rustls::sign::SingleCertAndKey::from(ck))
-    };
+    let resolver = single_cert(&pki);
     let config = Config::builder(resolver).resumption(false).build().unwrap();
     let client = client_config(&pki, None);
     for _ in 0..3 {
@@ -112,11 +115,7 @@ fn resumption_off() {
 #[test]
 fn alpn_preference_is_the_servers() {
     let pki = pki();
-    let resolver = {
-        let provider = rustls::crypto::ring::default_provider();
-        let ck = CertifiedKey::from_der(pki.chain.clone(), pki.key.clone_key(), &provider).unwrap();
-        Arc::new(rustls::sign::SingleCertAndKey::from(ck))
-    };
+    let resolver = single_cert(&pki);
     let config = Config::builder(resolver)
         .alpn_protocols(&[b"h2", b"http/1.1"])
         .build()

@@ -9,6 +9,28 @@ use bufslab_tls::record::{sealed_len, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN};
 use bufslab_tls::{AlertDescription, Received};
 use common::*;
 
+/// Opens what arrived behind the client's `Finished`: the data it held.
+fn received_with_finished(est: &mut Established) -> Vec<u8> {
+    let mut data = Vec::new();
+    server_receive(&mut est.conn, &mut est.rx, &mut data).unwrap();
+    data
+}
+
+/// Hands all the client has written to the server: the events and the data it opened.
+fn client_to_server(est: &mut Established) -> (Vec<Received>, Vec<u8>) {
+    let mut rx = Vec::new();
+    client_flush(&mut est.client, &mut rx);
+    let mut data = Vec::new();
+    let events = server_receive(&mut est.conn, &mut rx, &mut data).unwrap();
+    (events, data)
+}
+
+/// Seals `plaintext` as one server record and has the client read it.
+fn server_to_client(est: &mut Established, plaintext: &[u8]) {
+    let record = server_seal(&mut est.conn, plaintext, 0);
+    client_receive(&mut est.client, &record).unwrap();
+}
+
 fn sizes() -> Vec<usize> {
     let mut sizes: Vec<usize> = (0..=300).collect();
     sizes.extend((301..MAX_PLAINTEXT_LEN).step_by(509));
@@ -47,9 +69,11 @@ fn handshake_with_bytes_trickling_in_and_the_smallest_outgoing_buffer() {
     for step in [1, 2, 5, 13, 100, 1000] {
         for out_len in [MAX_RECORD_LEN, 3 * MAX_RECORD_LEN] {
             let mut est = handshake_with(&config, &client_config, request, out_len, step).unwrap();
-            let mut data = Vec::new();
-            server_receive(&mut est.conn, &mut est.rx, &mut data).unwrap();
-            assert_eq!(data, request, "step {step} out {out_len}");
+            assert_eq!(
+                received_with_finished(&mut est),
+                request,
+                "step {step} out {out_len}"
+            );
         }
     }
 }
@@ -75,9 +99,7 @@ fn handshake_messages_fragmented_into_small_records() {
                 records += 1;
             }
             assert!(records >= 2, "the request came in {records} records");
-            let mut data = Vec::new();
-            server_receive(&mut est.conn, &mut est.rx, &mut data).unwrap();
-            assert_eq!(data, request, "step {step}");
+            assert_eq!(received_with_finished(&mut est), request, "step {step}");
         }
     }
 }
@@ -178,9 +200,7 @@ fn data_in_the_finished_flight_is_kept_for_the_record_layer() {
         !est.rx.is_empty(),
         "the request was to arrive with the Finished"
     );
-    let mut data = Vec::new();
-    server_receive(&mut est.conn, &mut est.rx, &mut data).unwrap();
-    assert_eq!(data, request);
+    assert_eq!(received_with_finished(&mut est), request);
 }
 
 #[test]
@@ -192,10 +212,7 @@ fn key_update_from_the_client() {
         for round in 0..3u8 {
             est.client.refresh_traffic_keys().unwrap();
             est.client.writer().write_all(&[round; 100]).unwrap();
-            let mut rx = Vec::new();
-            client_flush(&mut est.client, &mut rx);
-            let mut data = Vec::new();
-            let events = server_receive(&mut est.conn, &mut rx, &mut data).unwrap();
+            let (events, data) = client_to_server(&mut est);
             assert_eq!(events, vec![Received::Control]);
             assert_eq!(data, vec![round; 100]);
             // rustls asks for ours: data waits until it is written.
@@ -209,8 +226,7 @@ fn key_update_from_the_client() {
             assert!(n > 0);
             assert_eq!(est.conn.sealer().sequence(), 0);
             client_receive(&mut est.client, &buf[..n]).unwrap();
-            let record = server_seal(&mut est.conn, b"after the update", 0);
-            client_receive(&mut est.client, &record).unwrap();
+            server_to_client(&mut est, b"after the update");
             assert_eq!(client_read_all(&mut est.client), b"after the update");
         }
     }
@@ -227,15 +243,11 @@ fn key_update_from_the_server() {
             let mut buf = vec![0u8; 64];
             let n = est.conn.write_control(&mut buf).unwrap();
             client_receive(&mut est.client, &buf[..n]).unwrap();
-            let record = server_seal(&mut est.conn, b"new key", 0);
-            client_receive(&mut est.client, &record).unwrap();
+            server_to_client(&mut est, b"new key");
             assert_eq!(client_read_all(&mut est.client), b"new key");
             // The client answers a request with its own update, before its next data.
             est.client.writer().write_all(b"reply").unwrap();
-            let mut rx = Vec::new();
-            client_flush(&mut est.client, &mut rx);
-            let mut data = Vec::new();
-            let events = server_receive(&mut est.conn, &mut rx, &mut data).unwrap();
+            let (events, data) = client_to_server(&mut est);
             let expected = if request_peer {
                 vec![Received::Control]
             } else {
@@ -263,8 +275,7 @@ fn record_limit_triggers_a_key_update_rustls_accepts() {
             let n = est.conn.write_control(&mut buf).unwrap();
             client_receive(&mut est.client, &buf[..n]).unwrap();
         }
-        let record = server_seal(&mut est.conn, &[i], 0);
-        client_receive(&mut est.client, &record).unwrap();
+        server_to_client(&mut est, &[i]);
         sent.push(i);
     }
     assert_eq!(client_read_all(&mut est.client), sent);
@@ -277,16 +288,12 @@ fn close_notify_from_the_client_then_server() {
     let mut est = handshake(&config, &client_config(&pki, None), b"").unwrap();
     est.client.writer().write_all(b"last words").unwrap();
     est.client.send_close_notify();
-    let mut rx = Vec::new();
-    client_flush(&mut est.client, &mut rx);
-    let mut data = Vec::new();
-    let events = server_receive(&mut est.conn, &mut rx, &mut data).unwrap();
+    let (events, data) = client_to_server(&mut est);
     assert_eq!(events, vec![Received::Closed]);
     assert_eq!(data, b"last words");
     assert!(est.conn.received_close_notify());
     // Half-closed: the server still sends, then closes.
-    let record = server_seal(&mut est.conn, b"reply", 0);
-    client_receive(&mut est.client, &record).unwrap();
+    server_to_client(&mut est, b"reply");
     let mut buf = [0u8; 64];
     let n = est.conn.write_close_notify(&mut buf).unwrap();
     client_receive(&mut est.client, &buf[..n]).unwrap();
@@ -318,10 +325,7 @@ fn close_notify_from_the_server_then_client() {
     );
     est.client.writer().write_all(b"still here").unwrap();
     est.client.send_close_notify();
-    let mut rx = Vec::new();
-    client_flush(&mut est.client, &mut rx);
-    let mut data = Vec::new();
-    let events = server_receive(&mut est.conn, &mut rx, &mut data).unwrap();
+    let (events, data) = client_to_server(&mut est);
     assert_eq!(data, b"still here");
     assert_eq!(events, vec![Received::Closed]);
 }
