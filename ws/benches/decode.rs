@@ -7,10 +7,13 @@
 //! (pin with `taskset -c N` on a shared machine).
 
 use std::hint::black_box;
-use std::io::{self, Cursor, Read, Write};
 
 use bufslab_ws::{apply_mask, Decoder, Event, FrameHeader, OpCode, Role};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+#[path = "../tests/common/drive.rs"]
+mod drive;
+use drive::{decode_each, Mem};
 
 const KEY: [u8; 4] = [0x37, 0xfa, 0x21, 0x3d];
 
@@ -42,16 +45,11 @@ fn decode_blocks(dec: &mut Decoder, wire: &[u8], block: &mut [u8; 4096]) -> usiz
     for piece in wire.chunks(block.len()) {
         let block = &mut block[..piece.len()];
         block.copy_from_slice(piece);
-        let mut at = 0;
-        loop {
-            let step = dec.decode(&mut block[at..]).expect("valid frames");
-            at += step.consumed;
-            match step.event {
-                None => break,
-                Some(Event::Data(d)) => seen += black_box(d).len(),
-                Some(_) => {}
+        decode_each(dec, block, |event| {
+            if let Event::Data(d) = event {
+                seen += black_box(d).len();
             }
-        }
+        });
     }
     seen
 }
@@ -103,29 +101,11 @@ fn decode(c: &mut Criterion) {
     }
 }
 
-/// A connection whose peer sent `input`; what is written to it is dropped.
-struct Mem(Cursor<Vec<u8>>);
-
-impl Read for Mem {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf)
-    }
-}
-
-impl Write for Mem {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// tungstenite's server reading every message of `wire` (its own buffering and copies
 /// included, as a server using it pays them).
 fn tungstenite_read(wire: &[u8]) -> usize {
     use tungstenite::protocol::{Role as TRole, WebSocket};
-    let mut ws = WebSocket::from_raw_socket(Mem(Cursor::new(wire.to_vec())), TRole::Server, None);
+    let mut ws = WebSocket::from_raw_socket(Mem::sent(wire), TRole::Server, None);
     let mut seen = 0;
     while let Ok(msg) = ws.read() {
         seen += black_box(msg).len();

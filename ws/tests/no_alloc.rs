@@ -12,6 +12,10 @@ use bufslab_ws::{
     Role, MAX_HEADER_LEN,
 };
 
+#[path = "common/drive.rs"]
+mod drive;
+use drive::decode_each;
+
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
@@ -113,25 +117,20 @@ impl Echo {
             let n = BLOCK.min(self.wire.len() - sent);
             self.block[..n].copy_from_slice(&self.wire[sent..sent + n]);
             sent += n;
-            let mut at = 0;
-            loop {
-                let step = self
-                    .server
-                    .decode(&mut self.block[at..n])
-                    .expect("valid frames");
-                at += step.consumed;
-                match step.event {
-                    None => break,
-                    Some(Event::MessageStart(kind)) => {
+            decode_each(
+                &mut self.server,
+                &mut self.block[..n],
+                |event| match event {
+                    Event::MessageStart(kind) => {
                         self.kind = kind;
                         self.out_len = 0;
                     }
-                    Some(Event::Data(data)) => {
+                    Event::Data(data) => {
                         let from = MAX_HEADER_LEN + self.out_len;
                         self.out[from..from + data.len()].copy_from_slice(data);
                         self.out_len += data.len();
                     }
-                    Some(Event::MessageEnd) => {
+                    Event::MessageEnd => {
                         let opcode = match self.kind {
                             MessageKind::Text => OpCode::Text,
                             MessageKind::Binary => OpCode::Binary,
@@ -148,34 +147,28 @@ impl Echo {
                         );
                         self.echoed += 1;
                     }
-                    Some(Event::Ping(p)) => {
+                    Event::Ping(p) => {
                         let n = encode_pong(&mut self.pong, p, None).expect("room");
                         assert_eq!(&self.pong[..n], b"\x8a\x02hb");
                     }
-                    Some(_) => {}
-                }
-            }
+                    _ => {}
+                },
+            );
         }
     }
 }
 
 /// The client decoding the server's echo frame, which must be `want`.
 fn read_echo(client: &mut Decoder, frame: &mut [u8], want: &Message) {
-    let mut at = 0;
     let mut got = 0;
-    loop {
-        let step = client.decode(&mut frame[at..]).expect("a valid echo");
-        at += step.consumed;
-        match step.event {
-            None => break,
-            Some(Event::MessageStart(kind)) => assert_eq!(kind, want.kind),
-            Some(Event::Data(d)) => {
-                assert_eq!(d, &want.payload[got..got + d.len()]);
-                got += d.len();
-            }
-            Some(_) => {}
+    decode_each(client, frame, |event| match event {
+        Event::MessageStart(kind) => assert_eq!(kind, want.kind),
+        Event::Data(d) => {
+            assert_eq!(d, &want.payload[got..got + d.len()]);
+            got += d.len();
         }
-    }
+        _ => {}
+    });
     assert_eq!(got, want.payload.len());
 }
 

@@ -4,9 +4,8 @@
 
 mod common;
 
-use std::io::{self, Cursor, Read, Write};
-
 use bufslab_ws::{Decoder, Error, Limits, MessageKind, Role};
+use common::drive::Mem;
 use common::{client, decode_pieces, server, stream, Ev};
 use proptest::prelude::*;
 use tungstenite::error::{Error as TError, ProtocolError};
@@ -30,24 +29,6 @@ enum End {
     Fail(u16),
 }
 
-/// A connection whose peer sent `input` and then closed; what is written to it is dropped.
-struct Mem(Cursor<Vec<u8>>);
-
-impl Read for Mem {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf)
-    }
-}
-
-impl Write for Mem {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 fn theirs(input: &[u8], role: Role, limits: Limits) -> (Vec<Msg>, End) {
     let config = WebSocketConfig::default()
         .max_frame_size(Some(limits.max_frame as usize))
@@ -56,7 +37,7 @@ fn theirs(input: &[u8], role: Role, limits: Limits) -> (Vec<Msg>, End) {
         Role::Server => TRole::Server,
         Role::Client => TRole::Client,
     };
-    let mut ws = WebSocket::from_raw_socket(Mem(Cursor::new(input.to_vec())), role, Some(config));
+    let mut ws = WebSocket::from_raw_socket(Mem::sent(input), role, Some(config));
     let mut msgs = Vec::new();
     loop {
         let msg = match ws.read() {

@@ -2,6 +2,7 @@
 // Each test file uses its own part of this module.
 #![allow(dead_code)]
 
+pub mod drive;
 #[path = "../../fuzz/checks/frames.rs"]
 pub mod frames;
 
