@@ -5,7 +5,7 @@ mod common;
 
 use std::io::Write;
 
-use bufslab_tls::record::{sealed_len, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN};
+use bufslab_tls::record::{sealed_len, Suite, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN};
 use bufslab_tls::{AlertDescription, Received};
 use common::*;
 
@@ -31,6 +31,16 @@ fn server_to_client(est: &mut Established, plaintext: &[u8]) {
     client_receive(&mut est.client, &record).unwrap();
 }
 
+/// Runs `test` on a fresh connection for each suite.
+fn each_suite(mut test: impl FnMut(Suite, &mut Established)) {
+    let pki = pki();
+    let config = server_config(&pki);
+    for suite in SUITES {
+        let mut est = handshake(&config, &client_config(&pki, Some(suite)), b"").unwrap();
+        test(suite, &mut est);
+    }
+}
+
 fn sizes() -> Vec<usize> {
     let mut sizes: Vec<usize> = (0..=300).collect();
     sizes.extend((301..MAX_PLAINTEXT_LEN).step_by(509));
@@ -40,10 +50,7 @@ fn sizes() -> Vec<usize> {
 
 #[test]
 fn handshake_reports_alpn_sni_version_suite() {
-    let pki = pki();
-    let config = server_config(&pki);
-    for suite in SUITES {
-        let est = handshake(&config, &client_config(&pki, Some(suite)), b"").unwrap();
+    each_suite(|suite, est| {
         assert_eq!(est.conn.suite(), suite);
         assert_eq!(est.conn.alpn_protocol(), Some(&b"http/1.1"[..]));
         assert_eq!(est.conn.server_name(), Some(HOST));
@@ -57,7 +64,7 @@ fn handshake_reports_alpn_sni_version_suite() {
             Some(rustls_suite(suite))
         );
         assert!(est.rx.is_empty());
-    }
+    });
 }
 
 #[test]
@@ -119,10 +126,7 @@ fn resumed_handshake_by_ticket() {
 
 #[test]
 fn own_layer_seals_rustls_reads_every_suite_and_size() {
-    let pki = pki();
-    let config = server_config(&pki);
-    for suite in SUITES {
-        let mut est = handshake(&config, &client_config(&pki, Some(suite)), b"").unwrap();
+    each_suite(|suite, est| {
         for len in sizes() {
             let max_padding = MAX_PLAINTEXT_LEN - len;
             for padding in [0, 1, 17, 300].into_iter().filter(|&p| p <= max_padding) {
@@ -141,15 +145,12 @@ fn own_layer_seals_rustls_reads_every_suite_and_size() {
         // The most padding a record may carry.
         let record = server_seal(&mut est.conn, b"", MAX_PLAINTEXT_LEN);
         client_receive(&mut est.client, &record).unwrap();
-    }
+    });
 }
 
 #[test]
 fn rustls_writes_own_layer_opens_split_at_every_offset() {
-    let pki = pki();
-    let config = server_config(&pki);
-    for suite in SUITES {
-        let mut est = handshake(&config, &client_config(&pki, Some(suite)), b"").unwrap();
+    each_suite(|suite, est| {
         for len in 1..=40 {
             let plaintext = pattern(len, 3);
             est.client.writer().write_all(&plaintext).unwrap();
@@ -187,7 +188,7 @@ fn rustls_writes_own_layer_opens_split_at_every_offset() {
         let mut data = Vec::new();
         server_receive(&mut est.conn, &mut rx, &mut data).unwrap();
         assert_eq!(data, big);
-    }
+    });
 }
 
 #[test]
@@ -205,14 +206,11 @@ fn data_in_the_finished_flight_is_kept_for_the_record_layer() {
 
 #[test]
 fn key_update_from_the_client() {
-    let pki = pki();
-    let config = server_config(&pki);
-    for suite in SUITES {
-        let mut est = handshake(&config, &client_config(&pki, Some(suite)), b"").unwrap();
+    each_suite(|_, est| {
         for round in 0..3u8 {
             est.client.refresh_traffic_keys().unwrap();
             est.client.writer().write_all(&[round; 100]).unwrap();
-            let (events, data) = client_to_server(&mut est);
+            let (events, data) = client_to_server(est);
             assert_eq!(events, vec![Received::Control]);
             assert_eq!(data, vec![round; 100]);
             // rustls asks for ours: data waits until it is written.
@@ -226,10 +224,10 @@ fn key_update_from_the_client() {
             assert!(n > 0);
             assert_eq!(est.conn.sealer().sequence(), 0);
             client_receive(&mut est.client, &buf[..n]).unwrap();
-            server_to_client(&mut est, b"after the update");
+            server_to_client(est, b"after the update");
             assert_eq!(client_read_all(&mut est.client), b"after the update");
         }
-    }
+    });
 }
 
 #[test]
