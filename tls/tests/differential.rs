@@ -31,6 +31,12 @@ fn server_to_client(est: &mut Established, plaintext: &[u8]) {
     client_receive(&mut est.client, &record).unwrap();
 }
 
+/// A fresh connection, the suite left to rustls.
+fn connected() -> Established {
+    let pki = pki();
+    handshake(&server_config(&pki), &client_config(&pki, None), b"").unwrap()
+}
+
 /// Runs `test` on a fresh connection for each suite.
 fn each_suite(mut test: impl FnMut(Suite, &mut Established)) {
     let pki = pki();
@@ -281,9 +287,7 @@ fn record_limit_triggers_a_key_update_rustls_accepts() {
 
 #[test]
 fn close_notify_from_the_client_then_server() {
-    let pki = pki();
-    let config = server_config(&pki);
-    let mut est = handshake(&config, &client_config(&pki, None), b"").unwrap();
+    let mut est = connected();
     est.client.writer().write_all(b"last words").unwrap();
     est.client.send_close_notify();
     let (events, data) = client_to_server(&mut est);
@@ -310,9 +314,7 @@ fn close_notify_from_the_client_then_server() {
 
 #[test]
 fn close_notify_from_the_server_then_client() {
-    let pki = pki();
-    let config = server_config(&pki);
-    let mut est = handshake(&config, &client_config(&pki, None), b"").unwrap();
+    let mut est = connected();
     let mut buf = [0u8; 64];
     let n = est.conn.write_close_notify(&mut buf).unwrap();
     client_receive(&mut est.client, &buf[..n]).unwrap();
@@ -330,9 +332,7 @@ fn close_notify_from_the_server_then_client() {
 
 #[test]
 fn fatal_alert_reaches_rustls() {
-    let pki = pki();
-    let config = server_config(&pki);
-    let mut est = handshake(&config, &client_config(&pki, None), b"").unwrap();
+    let mut est = connected();
     let mut buf = [0u8; 64];
     let n = est
         .conn
