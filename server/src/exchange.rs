@@ -26,7 +26,7 @@ use std::fmt;
 use bufslab::PoolBuf;
 use bufslab_http::{
     is_field_name, is_field_value, status_allows_content, status_line, write_chunk, BodyFraming,
-    DateCache, KnownHeader, ResponseHead,
+    DateCache, KnownHeader, Request, ResponseHead,
 };
 use bytes::BufMut;
 
@@ -36,6 +36,7 @@ use crate::out_queue::{BlockSource, OutQueue};
 use crate::owned_body::OwnedBody;
 use crate::shared::Shared;
 use crate::stats::ServerStats;
+use crate::upgrade::{Switch, UpgradeError};
 
 /// Bytes of output room the engine makes sure of before it calls a service for a head, so
 /// that a typical response (a head of a few headers and a small body) never waits for the
@@ -151,6 +152,9 @@ pub(crate) mod flag {
     pub(crate) const CLOSE: u16 = 1 << 7;
     /// The rest of the body comes from [`Service::fill`](crate::Service::fill).
     pub(crate) const PULLING: u16 = 1 << 8;
+    /// The service switched protocols: the connection is the service's once the `101` is
+    /// queued.
+    pub(crate) const UPGRADED: u16 = 1 << 9;
 }
 
 /// What the engine knows of the current request and its response, kept by the connection
@@ -249,7 +253,8 @@ impl ExchangeState {
     pub(crate) fn done_and_kept(&self) -> bool {
         self.progress == Progress::Done
             && self.error.is_none()
-            && self.flags & (flag::KEEP_ALIVE | flag::CLOSE | flag::HAS_BODY) == flag::KEEP_ALIVE
+            && self.flags & (flag::KEEP_ALIVE | flag::CLOSE | flag::HAS_BODY | flag::UPGRADED)
+                == flag::KEEP_ALIVE
     }
 
     /// The token of this exchange while it is deferred.
@@ -317,7 +322,7 @@ impl ExchangeState {
         self.fail(ResponseError::TooLarge { len, limit })
     }
 
-    fn fail(&mut self, e: ResponseError) -> ResponseError {
+    pub(crate) fn fail(&mut self, e: ResponseError) -> ResponseError {
         self.error.get_or_insert(e);
         e
     }
@@ -353,6 +358,10 @@ pub(crate) struct Ctx<'a> {
     /// block of the pool's largest class cannot hold it with the head's end.
     pub(crate) body_with_max: usize,
     pub(crate) shared: &'a Shared,
+    /// The pool's large class: the largest block an upgraded connection's write takes.
+    pub(crate) large_block: usize,
+    /// `Config::upgrade_h2c`.
+    pub(crate) upgrade_h2c: bool,
 }
 
 impl fmt::Debug for Exchange<'_> {
@@ -409,6 +418,73 @@ impl<'a> Exchange<'a> {
     pub fn read_body_limited(&mut self, max: u64) {
         self.st.body_limit = self.st.body_limit.min(max);
         self.read_body();
+    }
+
+    /// Answers an `Upgrade` request with `101 Switching Protocols` to `protocol` (`websocket`,
+    /// or `name/version`): the engine writes the status line, `Connection: upgrade` and
+    /// `Upgrade: protocol`; add the protocol's own headers to the [`Switch`] and end it with
+    /// [`Switch::switch`]. Once this `head` call returns, the connection belongs to
+    /// [`Service::upgraded`](crate::Service::upgraded): first
+    /// [`UpgradeEvent::Start`](crate::UpgradeEvent::Start), then the bytes the client sent
+    /// after the head, in pooled blocks.
+    ///
+    /// Only from [`Service::head`](crate::Service::head), with its `req`, for an HTTP/1.1
+    /// request other than `HEAD`, with no body, that lists `protocol` in its `Upgrade` field
+    /// and says `Connection: upgrade`, on a connection that is not closing. `h2c` is refused
+    /// unless [`Config::upgrade_h2c`](crate::Config::upgrade_h2c) is set. A request that is
+    /// not switched is answered as any other (the `Upgrade` field is only an offer).
+    ///
+    /// # Errors
+    /// [`UpgradeError`] when the request cannot switch; nothing was written, so answer it
+    /// as an ordinary request or refuse it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::Request;
+    /// use bufslab_server::Exchange;
+    ///
+    /// fn head(req: &Request<'_, '_>, ex: &mut Exchange<'_>) {
+    ///     match ex.switch_protocols(req, b"echo") {
+    ///         Ok(switch) => {
+    ///             let _ = switch.header_raw(b"x-protocol-version", b"1").switch();
+    ///         }
+    ///         Err(_) => {
+    ///             let _ = ex.respond(426).header_raw(b"upgrade", b"echo").body(b"");
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn switch_protocols(
+        &mut self,
+        req: &Request<'_, '_>,
+        protocol: &[u8],
+    ) -> Result<Switch<'_, 'a>, UpgradeError> {
+        crate::upgrade::check(req, protocol, self.st, self.ctx.upgrade_h2c)?;
+        self.st.progress = Progress::Head;
+        let error = self
+            .put_raw(&[
+                b"HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: ",
+                protocol,
+            ])
+            .err();
+        Ok(Switch { ex: self, error })
+    }
+
+    /// Appends `pieces` to the output (a `101`'s lines).
+    pub(crate) fn put_raw(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
+        self.put_all(pieces)
+    }
+
+    /// Records a misuse of this exchange.
+    pub(crate) fn fail(&mut self, e: ResponseError) -> ResponseError {
+        self.st.fail(e)
+    }
+
+    /// The `101` is complete: the connection switches once the service's call returns.
+    pub(crate) fn switched(&mut self) {
+        self.st.progress = Progress::Done;
+        self.st.set(flag::UPGRADED);
     }
 
     /// Writes the response into `room`, the spare room behind the request head in its read
@@ -1254,7 +1330,7 @@ fn build_head(status: u16, headers: &[(KnownHeader, &[u8])]) -> Result<Vec<u8>, 
 }
 
 /// Headers only the engine writes: they frame the message or govern the connection.
-fn is_reserved(name: KnownHeader) -> bool {
+pub(crate) fn is_reserved(name: KnownHeader) -> bool {
     matches!(
         name,
         KnownHeader::ContentLength

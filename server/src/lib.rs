@@ -71,6 +71,7 @@ mod shared;
 mod stats;
 mod sys;
 mod timer;
+mod upgrade;
 #[allow(unsafe_code)]
 mod uring_driver;
 mod wait_queue;
@@ -84,6 +85,7 @@ pub use owned_body::OwnedBody;
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use service::{MakeService, Service, WorkerInfo};
 pub use stats::{PoolStats, ServerStats};
+pub use upgrade::{Switch, UpgradeError, UpgradeEvent, Upgraded, WriteError};
 
 // The README's examples compile as doctests.
 #[cfg(doctest)]
