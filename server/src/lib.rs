@@ -76,6 +76,8 @@ mod upgrade;
 mod uring_driver;
 mod wait_queue;
 mod worker;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use body_writer::BodyWriter;
 pub use config::{Config, ConfigError, IoMode, MinBodyRate, PoolConfig, Strategy, SMALL_BLOCK};

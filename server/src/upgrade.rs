@@ -146,19 +146,40 @@ impl Upgraded<'_> {
     /// than [`write_room`](Self::write_room) bytes are asked and the queue or the pool cannot
     /// take them.
     pub fn write(&mut self, data: &[u8]) -> Result<(), WriteError> {
+        self.write_vectored(&[data])
+    }
+
+    /// Queues `pieces` one after the other, all of them or nothing (a frame's header and its
+    /// payload, say).
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub fn write_vectored(&mut self, pieces: &[&[u8]]) -> Result<(), WriteError> {
         if self.st.close {
             return Err(WriteError::Closed);
         }
         let before = self.out.queued();
-        let mut rest = data;
-        while !rest.is_empty() {
-            let want = rest.len().min(self.ctx.large_block);
-            // A small tail of room is used before a fresh block is taken.
-            let need = want.min(MIN_PIECE);
-            let Ok(b) = self.out.reserve(self.ctx.blocks, need) else {
+        for piece in pieces {
+            if self.put(piece).is_err() {
                 self.out.truncate(before);
                 return Err(WriteError::NoRoom);
+            }
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, mut rest: &[u8]) -> Result<(), ()> {
+        while !rest.is_empty() {
+            // The last block's room is used down to a small piece; below, a fresh block of
+            // the write's size (up to the large class) is taken, so that
+            // `write_room`'s count of free entries holds.
+            let small = rest.len().min(MIN_PIECE);
+            let room = if self.out.tail_spare() >= small {
+                small
+            } else {
+                rest.len().min(self.ctx.large_block)
             };
+            let b = self.out.reserve(self.ctx.blocks, room).map_err(drop)?;
             let n = rest.len().min(b.spare_capacity());
             let (now, later) = rest.split_at(n);
             b.spare_mut()

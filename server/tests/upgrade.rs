@@ -271,7 +271,11 @@ fn refused_upgrades_are_ordinary_requests(io: IoMode) {
     for (req, why) in cases {
         s.write_all(req).unwrap();
         let (head, body) = read_plain(&mut s);
-        assert!(head.starts_with(b"HTTP/1.1 200 "), "{}", String::from_utf8_lossy(&head));
+        assert!(
+            head.starts_with(b"HTTP/1.1 200 "),
+            "{}",
+            String::from_utf8_lossy(&head)
+        );
         assert_eq!(body, why);
     }
     // HTTP/1.0 has no upgrades; its connection closes after the answer.
