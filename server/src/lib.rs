@@ -16,6 +16,10 @@
 //!   responses leave in one write, in order), `100 Continue`, `Date`, `HEAD`, `OPTIONS *`,
 //!   the error statuses (400, 408, 413, 431), the close and lingering-close rules, timeouts,
 //!   backpressure, and waiting for the pool when it is exhausted.
+//! * **Upgrades.** A service may switch a connection to another protocol
+//!   ([`Exchange::switch_protocols`], `101`) and read and write its bytes through
+//!   [`Service::upgraded`] and [`Upgraded`], on the same blocks, backpressure, deadlines and
+//!   shutdown; WebSocket is one such service ([`ws`], feature `ws`).
 //! * **Memory.** A connection holds a read block only while it has unread input and output
 //!   blocks only until they are sent: an idle keep-alive connection holds none. After
 //!   start-up, serving a request allocates nothing.
