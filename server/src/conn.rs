@@ -64,6 +64,7 @@ macro_rules! upgraded {
             ctx: &$env.ctx,
             st: $up,
             shutting_down: $env.shutting_down,
+            token: $conn.ex.token(),
         }
     };
 }
@@ -297,6 +298,12 @@ impl<T: Default> Conn<T> {
     /// exchange is over (the connection closed, or this is not its current exchange), and the
     /// answer is to be dropped.
     pub(crate) fn resume(&mut self, to: Deferred, answer: T) -> bool {
+        if let Phase::Upgraded(up) = &mut self.phase {
+            // A wake-up ([`Mailbox::wake`](crate::Mailbox::wake)): the service's state stays,
+            // and the answer (a default) is dropped.
+            up.woken |= self.ex.token() == to;
+            return up.woken;
+        }
         if self.ex.deferred_token() != Some(to) {
             return false;
         }
@@ -516,6 +523,9 @@ impl<T: Default> Conn<T> {
         } else if env.shutting_down && !up.told_shutdown {
             up.told_shutdown = true;
             UpgradeEvent::Shutdown
+        } else if up.woken {
+            up.woken = false;
+            UpgradeEvent::Wake
         } else {
             return Step::On;
         };
@@ -976,6 +986,9 @@ impl<T: Default> Conn<T> {
             // Whatever follows the head in the read block is the new protocol's.
             self.phase = Phase::Upgraded(UpState::default());
             self.upgraded = true;
+            // The service hears of the switch before the `101` goes out: whatever it sets up
+            // then (a registration) is in place when the client learns of it.
+            let _ = self.upgraded_step(env);
             return Ok(true);
         }
         if has_body && (keep || delivers) {

@@ -257,6 +257,14 @@ impl ExchangeState {
                 == flag::KEEP_ALIVE
     }
 
+    /// The token naming this exchange (an upgraded connection's, for its wake-ups).
+    pub(crate) fn token(&self) -> Deferred {
+        Deferred {
+            slot: self.slot,
+            gen: self.gen,
+        }
+    }
+
     /// The token of this exchange while it is deferred.
     pub(crate) fn deferred_token(&self) -> Option<Deferred> {
         (self.progress == Progress::Deferred).then_some(Deferred {

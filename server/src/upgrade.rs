@@ -14,6 +14,7 @@ use std::fmt;
 use bufslab::PoolBuf;
 use bufslab_http::{is_field_name, is_field_value, KnownHeader, Request, Version};
 
+use crate::deferred::Deferred;
 use crate::exchange::{flag, Ctx, ExchangeState, Progress, ResponseError};
 use crate::out_queue::OutQueue;
 use crate::owned_body::OwnedBody;
@@ -89,8 +90,8 @@ impl std::error::Error for WriteError {}
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum UpgradeEvent<'d> {
-    /// The `101` is queued and the connection is the service's: once, before any `Data`.
-    /// Bytes written now go out right behind the `101`.
+    /// The `101` is queued and the connection is the service's: once, before any `Data`,
+    /// and before the `101` is sent. Bytes written now go out right behind the `101`.
     Start,
     /// Bytes received, in order, starting with those the client sent right behind the
     /// request head (pipelined in the same packet as the upgrade request). A slice of the
@@ -106,6 +107,10 @@ pub enum UpgradeEvent<'d> {
     /// close `1001`) and call [`Upgraded::close`]; the connection is cut when the shutdown
     /// grace period ends. The default service method closes at once.
     Shutdown,
+    /// Another connection or thread woke this one ([`Mailbox::wake`](crate::Mailbox::wake)
+    /// with its [`Upgraded::token`]), and its output is all sent: write what it was woken
+    /// for (a broadcast, a notification). Wake-ups that come before it is delivered make one.
+    Wake,
 }
 
 /// What the core keeps of an upgraded connection.
@@ -113,6 +118,8 @@ pub enum UpgradeEvent<'d> {
 pub(crate) struct UpState {
     pub(crate) started: bool,
     pub(crate) told_shutdown: bool,
+    /// A wake-up came through the mailbox and was not yet delivered.
+    pub(crate) woken: bool,
     pub(crate) close: bool,
 }
 
@@ -126,6 +133,7 @@ pub struct Upgraded<'a> {
     pub(crate) ctx: &'a Ctx<'a>,
     pub(crate) st: &'a mut UpState,
     pub(crate) shutting_down: bool,
+    pub(crate) token: Deferred,
 }
 
 impl fmt::Debug for Upgraded<'_> {
@@ -261,6 +269,16 @@ impl Upgraded<'_> {
     #[must_use]
     pub fn stats(&self) -> ServerStats {
         self.ctx.shared.snapshot()
+    }
+
+    /// The token that wakes this connection from anywhere: hand it with the worker's
+    /// [`Mailbox`](crate::Mailbox) ([`WorkerInfo::mailbox`](crate::WorkerInfo::mailbox)) to
+    /// whatever has news for it, which calls [`Mailbox::wake`](crate::Mailbox::wake); the
+    /// service then gets [`UpgradeEvent::Wake`]. A token outlives its connection harmlessly:
+    /// a wake-up for a connection that ended is dropped.
+    #[must_use]
+    pub fn token(&self) -> Deferred {
+        self.token
     }
 }
 

@@ -225,6 +225,14 @@ pub trait WsHandler {
     /// A message (or a fragment of a large one, see [`Message`]) arrived.
     fn message(&mut self, msg: Message<'_>, ws: &mut WsSender<'_, '_>);
 
+    /// The connection was woken ([`Mailbox::wake`](crate::Mailbox::wake) with
+    /// [`WsSender::token`]) and its output is all sent: send what it was woken for.
+    ///
+    /// The default does nothing.
+    fn wake(&mut self, ws: &mut WsSender<'_, '_>) {
+        let _ = ws;
+    }
+
     /// A pong arrived (pings are answered by the adapter).
     ///
     /// The default ignores it.
@@ -349,6 +357,12 @@ impl WsSender<'_, '_> {
         self.up.write_room().saturating_sub(MAX_HEADER_LEN)
     }
 
+    /// The token that wakes this connection ([`Upgraded::token`]).
+    #[must_use]
+    pub fn token(&self) -> crate::Deferred {
+        self.up.token()
+    }
+
     /// A close frame was sent or received.
     #[must_use]
     pub fn is_closed(&self) -> bool {
@@ -461,6 +475,14 @@ impl WebSocket {
                 });
             }
             UpgradeEvent::Data(data) => self.read(data, up, handler),
+            UpgradeEvent::Wake => {
+                if !self.st.closed {
+                    handler.wake(&mut WsSender {
+                        up,
+                        st: &mut self.st,
+                    });
+                }
+            }
             UpgradeEvent::PeerClosed => self.tell(handler, CloseCode::ABNORMAL),
             UpgradeEvent::Shutdown => {
                 if !self.st.closed {
