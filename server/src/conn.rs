@@ -99,7 +99,7 @@ enum Phase {
     Closed,
     /// Switched to another protocol (`101`): the bytes are the service's
     /// ([`Service::upgraded`]).
-    Upgraded(UpState),
+    Upgraded,
 }
 
 /// Why a connection ended.
@@ -207,6 +207,8 @@ pub(crate) struct Conn<T> {
     /// The connection was switched to another protocol: the service is told when it ends
     /// ([`Service::upgrade_ended`]).
     upgraded: bool,
+    /// The upgraded connection's events so far ([`Phase::Upgraded`]).
+    up: UpState,
 }
 
 impl<T: Default> Conn<T> {
@@ -225,6 +227,12 @@ impl<T: Default> Conn<T> {
             fresh: false,
             unfinished: false,
             upgraded: false,
+            up: UpState {
+                started: false,
+                told_shutdown: false,
+                woken: false,
+                close: false,
+            },
         }
     }
 
@@ -277,7 +285,7 @@ impl<T: Default> Conn<T> {
     /// Switched to another protocol and not closing yet: on shutdown, it is run so that its
     /// service hears of it ([`UpgradeEvent::Shutdown`]).
     pub(crate) fn is_upgraded(&self) -> bool {
-        matches!(self.phase, Phase::Upgraded(_))
+        matches!(self.phase, Phase::Upgraded)
     }
 
     /// Unconsumed input is buffered.
@@ -298,7 +306,8 @@ impl<T: Default> Conn<T> {
     /// exchange is over (the connection closed, or this is not its current exchange), and the
     /// answer is to be dropped.
     pub(crate) fn resume(&mut self, to: Deferred, answer: T) -> bool {
-        if let Phase::Upgraded(up) = &mut self.phase {
+        if matches!(self.phase, Phase::Upgraded) {
+            let up = &mut self.up;
             // A wake-up ([`Mailbox::wake`](crate::Mailbox::wake)): the service's state stays,
             // and the answer (a default) is dropped.
             up.woken |= self.ex.token() == to;
@@ -455,7 +464,7 @@ impl<T: Default> Conn<T> {
                 }
                 Phase::Drain { .. } => return Want::Discard,
                 Phase::Closed => return Want::Close(CloseReason::Done),
-                Phase::Upgraded(_) => match self.upgraded_step(env) {
+                Phase::Upgraded => match self.upgraded_step(env) {
                     Step::Return(want) => return want,
                     Step::Again => continue,
                     Step::On => {}
@@ -514,9 +523,10 @@ impl<T: Default> Conn<T> {
         &mut self,
         env: &mut Env<'_, F, S>,
     ) -> Step {
-        let Phase::Upgraded(up) = &mut self.phase else {
+        if !matches!(self.phase, Phase::Upgraded) {
             return Step::On;
-        };
+        }
+        let up = &mut self.up;
         let event = if !up.started {
             up.started = true;
             UpgradeEvent::Start
@@ -538,7 +548,7 @@ impl<T: Default> Conn<T> {
     /// The service of the upgraded connection called [`Upgraded::close`]: what is queued goes
     /// out, then the close lingers (half-close, drain), as for HTTP.
     fn close_if_upgrade_closes(&mut self) {
-        if matches!(self.phase, Phase::Upgraded(UpState { close: true, .. })) {
+        if matches!(self.phase, Phase::Upgraded) && self.up.close {
             self.rbuf = None;
             self.phase = Phase::Closing { linger: true };
         }
@@ -549,9 +559,10 @@ impl<T: Default> Conn<T> {
     /// output queue to answer in.
     #[inline(never)]
     fn deliver<F: FreeList, S: Service<State = T>>(&mut self, env: &mut Env<'_, F, S>) {
-        let (Phase::Upgraded(up), Some(rb)) = (&mut self.phase, self.rbuf.as_mut()) else {
+        let (Phase::Upgraded, Some(rb)) = (&self.phase, self.rbuf.as_mut()) else {
             return;
         };
+        let up = &mut self.up;
         let mut handle = upgraded!(self, env, up);
         env.service.upgraded(
             UpgradeEvent::Data(&mut rb[..]),
@@ -660,10 +671,7 @@ impl<T: Default> Conn<T> {
         env: &mut Env<'_, F, S>,
         mut buf: PoolBuf,
     ) -> Option<PoolBuf> {
-        if !matches!(
-            self.phase,
-            Phase::Head | Phase::Body(_) | Phase::Upgraded(_)
-        ) {
+        if !matches!(self.phase, Phase::Head | Phase::Body(_) | Phase::Upgraded) {
             return None;
         }
         if !self.holds_input() {
@@ -696,7 +704,8 @@ impl<T: Default> Conn<T> {
         &mut self,
         env: &mut Env<'_, F, S>,
     ) -> Option<CloseReason> {
-        if let Phase::Upgraded(up) = &mut self.phase {
+        if matches!(self.phase, Phase::Upgraded) {
+            let up = &mut self.up;
             let mut handle = upgraded!(self, env, up);
             env.service
                 .upgraded(UpgradeEvent::PeerClosed, &mut handle, &mut self.state);
@@ -712,7 +721,7 @@ impl<T: Default> Conn<T> {
     pub(crate) fn peer_closed(&mut self) -> CloseReason {
         let reason = match self.phase {
             Phase::Head if !self.holds_input() => CloseReason::Done,
-            Phase::Drain { .. } | Phase::Closed | Phase::Upgraded(_) => CloseReason::Done,
+            Phase::Drain { .. } | Phase::Closed | Phase::Upgraded => CloseReason::Done,
             _ => CloseReason::PeerAborted,
         };
         self.release();
@@ -795,8 +804,8 @@ impl<T: Default> Conn<T> {
                 }
                 // The `101` (or what the service wrote) goes out first, and the service hears
                 // of the switch before any byte.
-                Phase::Upgraded(UpState { started, .. }) => {
-                    if !self.out.is_empty() || !started {
+                Phase::Upgraded => {
+                    if !self.out.is_empty() || !self.up.started {
                         return Ok(());
                     }
                     self.deliver(env);
@@ -984,7 +993,8 @@ impl<T: Default> Conn<T> {
         }
         if st.is(flag::UPGRADED) {
             // Whatever follows the head in the read block is the new protocol's.
-            self.phase = Phase::Upgraded(UpState::default());
+            self.phase = Phase::Upgraded;
+            self.up = UpState::default();
             self.upgraded = true;
             // The service hears of the switch before the `101` goes out: whatever it sets up
             // then (a registration) is in place when the client learns of it.
