@@ -70,10 +70,12 @@ mod tests {
 
     #[test]
     fn echoes_a_masked_frame() {
-        let mut config = Config::default();
-        config.addr = "127.0.0.1:0".parse().unwrap();
-        config.workers = 1;
-        config.io = bufslab_server::IoMode::Epoll;
+        let config = Config {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            workers: 1,
+            io: bufslab_server::IoMode::Epoll,
+            ..Config::default()
+        };
         let server = Server::start(config, |_: WorkerInfo| Echo).unwrap();
         let mut s = TcpStream::connect(server.local_addr()).unwrap();
         s.write_all(
