@@ -26,7 +26,7 @@ use std::fmt;
 use bufslab::PoolBuf;
 use bufslab_http::{
     is_field_name, is_field_value, status_allows_content, status_line, write_chunk, BodyFraming,
-    DateCache, KnownHeader, Request, ResponseHead,
+    DateCache, KnownHeader, ResponseHead,
 };
 use bytes::BufMut;
 
@@ -36,7 +36,6 @@ use crate::out_queue::{BlockSource, OutQueue};
 use crate::owned_body::OwnedBody;
 use crate::shared::Shared;
 use crate::stats::ServerStats;
-use crate::upgrade::{Switch, UpgradeError};
 
 /// Bytes of output room the engine makes sure of before it calls a service for a head, so
 /// that a typical response (a head of a few headers and a small body) never waits for the
@@ -348,8 +347,8 @@ pub struct Exchange<'a> {
     /// `first`'s length when lent: what was written into it is the difference.
     first_len: usize,
     out: &'a mut OutQueue,
-    ctx: &'a Ctx<'a>,
-    st: &'a mut ExchangeState,
+    pub(crate) ctx: &'a Ctx<'a>,
+    pub(crate) st: &'a mut ExchangeState,
 }
 
 /// What every exchange of a worker shares.
@@ -426,73 +425,6 @@ impl<'a> Exchange<'a> {
     pub fn read_body_limited(&mut self, max: u64) {
         self.st.body_limit = self.st.body_limit.min(max);
         self.read_body();
-    }
-
-    /// Answers an `Upgrade` request with `101 Switching Protocols` to `protocol` (`websocket`,
-    /// or `name/version`): the engine writes the status line, `Connection: upgrade` and
-    /// `Upgrade: protocol`; add the protocol's own headers to the [`Switch`] and end it with
-    /// [`Switch::switch`]. Once this `head` call returns, the connection belongs to
-    /// [`Service::upgraded`](crate::Service::upgraded): first
-    /// [`UpgradeEvent::Start`](crate::UpgradeEvent::Start), then the bytes the client sent
-    /// after the head, in pooled blocks.
-    ///
-    /// Only from [`Service::head`](crate::Service::head), with its `req`, for an HTTP/1.1
-    /// request other than `HEAD`, with no body, that lists `protocol` in its `Upgrade` field
-    /// and says `Connection: upgrade`, on a connection that is not closing. `h2c` is refused
-    /// unless [`Config::upgrade_h2c`](crate::Config::upgrade_h2c) is set. A request that is
-    /// not switched is answered as any other (the `Upgrade` field is only an offer).
-    ///
-    /// # Errors
-    /// [`UpgradeError`] when the request cannot switch; nothing was written, so answer it
-    /// as an ordinary request or refuse it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bufslab_http::Request;
-    /// use bufslab_server::Exchange;
-    ///
-    /// fn head(req: &Request<'_, '_>, ex: &mut Exchange<'_>) {
-    ///     match ex.switch_protocols(req, b"echo") {
-    ///         Ok(switch) => {
-    ///             let _ = switch.header_raw(b"x-protocol-version", b"1").switch();
-    ///         }
-    ///         Err(_) => {
-    ///             let _ = ex.respond(426).header_raw(b"upgrade", b"echo").body(b"");
-    ///         }
-    ///     }
-    /// }
-    /// ```
-    pub fn switch_protocols(
-        &mut self,
-        req: &Request<'_, '_>,
-        protocol: &[u8],
-    ) -> Result<Switch<'_, 'a>, UpgradeError> {
-        crate::upgrade::check(req, protocol, self.st, self.ctx.upgrade_h2c)?;
-        self.st.progress = Progress::Head;
-        let error = self
-            .put_raw(&[
-                b"HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: ",
-                protocol,
-            ])
-            .err();
-        Ok(Switch { ex: self, error })
-    }
-
-    /// Appends `pieces` to the output (a `101`'s lines).
-    pub(crate) fn put_raw(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
-        self.put_all(pieces)
-    }
-
-    /// Records a misuse of this exchange.
-    pub(crate) fn fail(&mut self, e: ResponseError) -> ResponseError {
-        self.st.fail(e)
-    }
-
-    /// The `101` is complete: the connection switches once the service's call returns.
-    pub(crate) fn switched(&mut self) {
-        self.st.progress = Progress::Done;
-        self.st.set(flag::UPGRADED);
     }
 
     /// Writes the response into `room`, the spare room behind the request head in its read
@@ -819,7 +751,7 @@ impl<'a> Exchange<'a> {
     /// Appends `pieces` in order: into room looked up once when they are small together, else
     /// piece by piece across blocks.
     #[inline(always)]
-    fn put_all(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
+    pub(crate) fn put_all(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
         let need: usize = pieces.iter().map(|p| p.len()).sum();
         if need > INLINE_BODY {
             return pieces.iter().try_for_each(|p| self.put(p));

@@ -15,7 +15,7 @@ use bufslab::PoolBuf;
 use bufslab_http::{is_field_name, is_field_value, KnownHeader, Request, Version};
 
 use crate::deferred::Deferred;
-use crate::exchange::{flag, Ctx, ExchangeState, Progress, ResponseError};
+use crate::exchange::{flag, Ctx, Exchange, ExchangeState, Progress, ResponseError};
 use crate::out_queue::OutQueue;
 use crate::owned_body::OwnedBody;
 use crate::stats::ServerStats;
@@ -84,6 +84,77 @@ impl fmt::Display for WriteError {
 }
 
 impl std::error::Error for WriteError {}
+
+// The upgrade's part of the exchange, here rather than in `exchange.rs`, which knows nothing
+// of upgrades (the modules form no cycle).
+impl<'a> Exchange<'a> {
+    /// Answers an `Upgrade` request with `101 Switching Protocols` to `protocol` (`websocket`,
+    /// or `name/version`): the engine writes the status line, `Connection: upgrade` and
+    /// `Upgrade: protocol`; add the protocol's own headers to the [`Switch`] and end it with
+    /// [`Switch::switch`]. Once this `head` call returns, the connection belongs to
+    /// [`Service::upgraded`](crate::Service::upgraded): first
+    /// [`UpgradeEvent::Start`](crate::UpgradeEvent::Start), then the bytes the client sent
+    /// after the head, in pooled blocks.
+    ///
+    /// Only from [`Service::head`](crate::Service::head), with its `req`, for an HTTP/1.1
+    /// request other than `HEAD`, with no body, that lists `protocol` in its `Upgrade` field
+    /// and says `Connection: upgrade`, on a connection that is not closing. `h2c` is refused
+    /// unless [`Config::upgrade_h2c`](crate::Config::upgrade_h2c) is set. A request that is
+    /// not switched is answered as any other (the `Upgrade` field is only an offer).
+    ///
+    /// # Errors
+    /// [`UpgradeError`] when the request cannot switch; nothing was written, so answer it
+    /// as an ordinary request or refuse it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_http::Request;
+    /// use bufslab_server::Exchange;
+    ///
+    /// fn head(req: &Request<'_, '_>, ex: &mut Exchange<'_>) {
+    ///     match ex.switch_protocols(req, b"echo") {
+    ///         Ok(switch) => {
+    ///             let _ = switch.header_raw(b"x-protocol-version", b"1").switch();
+    ///         }
+    ///         Err(_) => {
+    ///             let _ = ex.respond(426).header_raw(b"upgrade", b"echo").body(b"");
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn switch_protocols(
+        &mut self,
+        req: &Request<'_, '_>,
+        protocol: &[u8],
+    ) -> Result<Switch<'_, 'a>, UpgradeError> {
+        check(req, protocol, self.st, self.ctx.upgrade_h2c)?;
+        self.st.progress = Progress::Head;
+        let error = self
+            .put_raw(&[
+                b"HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: ",
+                protocol,
+            ])
+            .err();
+        Ok(Switch { ex: self, error })
+    }
+
+    /// Appends `pieces` to the output (a `101`'s lines).
+    pub(crate) fn put_raw(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
+        self.put_all(pieces)
+    }
+
+    /// Records a misuse of this exchange.
+    pub(crate) fn fail(&mut self, e: ResponseError) -> ResponseError {
+        self.st.fail(e)
+    }
+
+    /// The `101` is complete: the connection switches once the service's call returns.
+    pub(crate) fn switched(&mut self) {
+        self.st.progress = Progress::Done;
+        self.st.set(flag::UPGRADED);
+    }
+}
 
 /// What happened on an upgraded connection: the argument of
 /// [`Service::upgraded`](crate::Service::upgraded).
@@ -290,7 +361,7 @@ const MIN_PIECE: usize = 64;
 #[must_use = "end the 101 with switch()"]
 #[derive(Debug)]
 pub struct Switch<'e, 'a> {
-    pub(crate) ex: &'e mut crate::Exchange<'a>,
+    pub(crate) ex: &'e mut Exchange<'a>,
     pub(crate) error: Option<ResponseError>,
 }
 
