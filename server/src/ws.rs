@@ -57,10 +57,12 @@
 //! * **Messages** up to [`WsConfig::buffer`] bytes arrive whole ([`Message::first`] and
 //!   [`Message::last`] both set), gathered in one block rented from the engine's pool for the
 //!   time the message takes, and validated whole before the handler sees a byte: a text
-//!   message that is not UTF-8 never reaches it. A larger message arrives in fragments, each
-//!   as its bytes arrive (what was gathered so far, then slices of the receive blocks): a
+//!   message that is not UTF-8 never reaches it. A larger message arrives in fragments of
+//!   `buffer` bytes (the last one shorter, possibly empty), each gathered the same way: a
 //!   violation found later in it (invalid UTF-8 past what was delivered) closes the
-//!   connection after earlier fragments were delivered; nothing of the piece that violates is.
+//!   connection after earlier fragments were delivered; nothing of the fragment being
+//!   gathered is. An echo sends each fragment back as a frame: a 16 MiB message is about a
+//!   thousand frames of 16 KiB, not one per receive block.
 //! * **Control frames**: a ping is answered with its pong at once; a pong is handed to
 //!   [`WsHandler::pong`]; the peer's close is answered with the same code, then the connection
 //!   closes (the engine sends the frame, shuts down its writing side, and drains).
@@ -98,10 +100,12 @@ pub struct WsConfig {
     /// The largest frame and message accepted (beyond: close `1009` as soon as the header
     /// says so). Default: 16 MiB per frame, 64 MiB per message.
     pub limits: Limits,
-    /// Messages up to this many bytes are delivered whole; larger ones in fragments as they
-    /// arrive. Gathered in one block rented from the engine's pool, so at most the pool's
+    /// Messages up to this many bytes are delivered whole; larger ones in fragments of this
+    /// many bytes. Gathered in one block rented from the engine's pool, so at most the pool's
     /// large class ([`Config::large_block`](crate::Config::large_block), 16 KiB by default):
-    /// beyond, it is cut to that. 0 delivers every message in fragments. Default 16 KiB.
+    /// beyond, it is cut to that. 0 delivers every message in fragments as the receive
+    /// blocks bring them (no copy; also what happens when the pool has no block). Default
+    /// 16 KiB.
     pub buffer: usize,
 }
 
@@ -399,8 +403,8 @@ pub struct WebSocket {
     /// The message being gathered, while it fits [`WsConfig::buffer`].
     msg: Option<PoolBuf>,
     kind: MessageKind,
-    /// The open message is being delivered in fragments; its first went out.
-    streaming: bool,
+    /// The open message's first fragment went to the handler.
+    started: bool,
     st: Flags,
 }
 
@@ -455,7 +459,7 @@ impl WebSocket {
             cfg,
             msg: None,
             kind: MessageKind::Binary,
-            streaming: false,
+            started: false,
             st: Flags::default(),
         })
     }
@@ -522,7 +526,7 @@ impl WebSocket {
             cfg,
             msg,
             kind,
-            streaming,
+            started,
             st,
         } = self;
         let buffer = cfg.buffer.min(up.large_block());
@@ -553,73 +557,61 @@ impl WebSocket {
             match event {
                 Event::MessageStart(k) => {
                     *kind = k;
-                    *streaming = buffer == 0;
+                    *started = false;
                 }
-                Event::Data(data) => {
-                    if !*streaming {
-                        let held = msg.as_ref().map_or(0, |m| m.len());
-                        if held + data.len() <= buffer {
-                            if msg.is_none() {
-                                *msg = ws.up.rent(buffer);
-                            }
-                            if let Some(m) =
-                                msg.as_mut().filter(|m| m.spare_capacity() >= data.len())
-                            {
-                                m.put_slice(data);
-                                continue;
-                            }
+                Event::Data(mut data) => {
+                    // Gathered into one block of `buffer` bytes, delivered whole at the end or
+                    // each time it fills: large messages go to the handler (and an echo back
+                    // out) in fragments of `buffer` bytes, not one per receive block.
+                    while !data.is_empty() {
+                        if msg.is_none() && buffer > 0 {
+                            *msg = ws.up.rent(buffer);
                         }
-                        // Too large to gather (or no block): fragments from here on.
-                        *streaming = true;
-                        if let Some(m) = msg.take().filter(|m| !m.is_empty()) {
-                            let first = Message {
-                                kind: *kind,
-                                data: &m,
-                                first: true,
-                                last: false,
-                            };
-                            handler.message(first, &mut ws);
+                        let Some(m) = msg.as_mut() else {
+                            // No block (the pool is dry, or no gathering): as it came.
+                            let first = !std::mem::replace(started, true);
+                            let last = false;
                             handler.message(
                                 Message {
                                     kind: *kind,
                                     data,
-                                    first: false,
-                                    last: false,
+                                    first,
+                                    last,
                                 },
                                 &mut ws,
                             );
-                            continue;
+                            break;
+                        };
+                        let room = buffer.saturating_sub(m.len()).min(m.spare_capacity());
+                        let (now, rest) = data.split_at(room.min(data.len()));
+                        m.put_slice(now);
+                        data = rest;
+                        if data.is_empty() {
+                            break;
                         }
+                        let first = !std::mem::replace(started, true);
+                        let last = false;
                         handler.message(
                             Message {
                                 kind: *kind,
-                                data,
-                                first: true,
-                                last: false,
+                                data: m,
+                                first,
+                                last,
                             },
                             &mut ws,
                         );
-                        continue;
+                        m.clear();
                     }
-                    handler.message(
-                        Message {
-                            kind: *kind,
-                            data,
-                            first: false,
-                            last: false,
-                        },
-                        &mut ws,
-                    );
                 }
                 Event::MessageEnd => {
-                    let whole = !std::mem::replace(streaming, false);
                     let m = msg.take();
+                    let first = !std::mem::replace(started, false);
                     let data = m.as_deref().unwrap_or_default();
                     handler.message(
                         Message {
                             kind: *kind,
-                            data: if whole { data } else { &[] },
-                            first: whole,
+                            data,
+                            first,
                             last: true,
                         },
                         &mut ws,
