@@ -75,8 +75,9 @@
 //! Limits: no extensions (permessage-deflate offers are declined by not answering them), no
 //! subprotocol choice yet (`Sec-WebSocket-Protocol` is not answered), and sends are
 //! backpressured by the connection's output queue: a handler answering a delivery has
-//! [`WsSender::write_room`] bytes (the whole queue, at least 64 KiB by default) and a send
-//! that does not fit is refused ([`WsError::NoRoom`]) rather than queued.
+//! [`WsSender::write_room`] bytes (the whole queue: `Config::out_blocks` blocks of the large
+//! class, 512 KiB by default) and a send that does not fit is refused ([`WsError::NoRoom`])
+//! rather than queued.
 
 use std::fmt;
 
@@ -102,7 +103,7 @@ pub struct WsConfig {
     pub limits: Limits,
     /// Messages up to this many bytes are delivered whole; larger ones in fragments of this
     /// many bytes. Gathered in one block rented from the engine's pool, so at most the pool's
-    /// large class ([`Config::large_block`](crate::Config::large_block), 16 KiB by default):
+    /// large class ([`Config::large_block`](crate::Config::large_block), 32 KiB by default):
     /// beyond, it is cut to that. 0 delivers every message in fragments as the receive
     /// blocks bring them (no copy; also what happens when the pool has no block). Default
     /// 16 KiB.
