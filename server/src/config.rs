@@ -157,6 +157,11 @@ pub struct Config {
     /// answered `408` (or the connection closed, if its response had started going out). A
     /// defence against clients that trickle a body to hold a connection and its blocks.
     pub min_body_rate: Option<MinBodyRate>,
+    /// Whether a service may switch a connection to `h2c` (HTTP/2 over cleartext, RFC 7540
+    /// §3.2) with [`Exchange::switch_protocols`](crate::Exchange::switch_protocols). Off by
+    /// default: RFC 9113 removed that upgrade, and a request offering it is answered as an
+    /// ordinary HTTP/1.1 request.
+    pub upgrade_h2c: bool,
 }
 
 /// A minimum rate for request bodies ([`Config::min_body_rate`]): `bytes` every `per`.
@@ -207,6 +212,7 @@ impl Default for Config {
             alloc_counter: None,
             server_name: None,
             out_blocks: 16,
+            upgrade_h2c: false,
             min_body_rate: None,
         }
     }

@@ -44,6 +44,7 @@ use crate::protocol::{Head, ERROR_ROOM};
 use crate::service::Service;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
+use crate::upgrade::{UpState, UpgradeEvent, Upgraded};
 
 /// The [`Exchange`] of the connection `$conn`'s current request, over the worker context in
 /// `$env`. A macro rather than a method: it borrows fields of both disjointly from the
@@ -51,6 +52,20 @@ use crate::timer::TimerKind;
 macro_rules! exchange {
     ($conn:ident, $env:ident) => {
         Exchange::new(&mut $conn.out, &$env.ctx, &mut $conn.ex)
+    };
+}
+
+/// The [`Upgraded`] handle of the connection `$conn`, whose upgrade state `$up` was taken out
+/// of its phase, over the worker context in `$env`.
+macro_rules! upgraded {
+    ($conn:ident, $env:ident, $up:ident) => {
+        Upgraded {
+            out: &mut $conn.out,
+            ctx: &$env.ctx,
+            st: $up,
+            shutting_down: $env.shutting_down,
+            token: $conn.ex.token(),
+        }
     };
 }
 
@@ -82,6 +97,9 @@ enum Phase {
     Drain { discarded: usize },
     /// Closed; holds no blocks and produces nothing more.
     Closed,
+    /// Switched to another protocol (`101`): the bytes are the service's
+    /// ([`Service::upgraded`]).
+    Upgraded,
 }
 
 /// Why a connection ended.
@@ -186,6 +204,11 @@ pub(crate) struct Conn<T> {
     /// response not complete): the service is told ([`Service::aborted`]) before its state is
     /// dropped.
     unfinished: bool,
+    /// The connection was switched to another protocol: the service is told when it ends
+    /// ([`Service::upgrade_ended`]).
+    upgraded: bool,
+    /// The upgraded connection's events so far ([`Phase::Upgraded`]).
+    up: UpState,
 }
 
 impl<T: Default> Conn<T> {
@@ -203,6 +226,13 @@ impl<T: Default> Conn<T> {
             mid_head: false,
             fresh: false,
             unfinished: false,
+            upgraded: false,
+            up: UpState {
+                started: false,
+                told_shutdown: false,
+                woken: false,
+                close: false,
+            },
         }
     }
 
@@ -240,6 +270,9 @@ impl<T: Default> Conn<T> {
         if std::mem::take(&mut self.unfinished) {
             service.aborted(&mut self.state);
         }
+        if std::mem::take(&mut self.upgraded) {
+            service.upgrade_ended(&mut self.state);
+        }
         self.state = T::default();
     }
 
@@ -247,6 +280,12 @@ impl<T: Default> Conn<T> {
     #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
     pub(crate) fn is_closed(&self) -> bool {
         matches!(self.phase, Phase::Closed)
+    }
+
+    /// Switched to another protocol and not closing yet: on shutdown, it is run so that its
+    /// service hears of it ([`UpgradeEvent::Shutdown`]).
+    pub(crate) fn is_upgraded(&self) -> bool {
+        matches!(self.phase, Phase::Upgraded)
     }
 
     /// Unconsumed input is buffered.
@@ -267,6 +306,13 @@ impl<T: Default> Conn<T> {
     /// exchange is over (the connection closed, or this is not its current exchange), and the
     /// answer is to be dropped.
     pub(crate) fn resume(&mut self, to: Deferred, answer: T) -> bool {
+        if matches!(self.phase, Phase::Upgraded) {
+            let up = &mut self.up;
+            // A wake-up ([`Mailbox::wake`](crate::Mailbox::wake)): the service's state stays,
+            // and the answer (a default) is dropped.
+            up.woken |= self.ex.token() == to;
+            return up.woken;
+        }
         if self.ex.deferred_token() != Some(to) {
             return false;
         }
@@ -418,6 +464,11 @@ impl<T: Default> Conn<T> {
                 }
                 Phase::Drain { .. } => return Want::Discard,
                 Phase::Closed => return Want::Close(CloseReason::Done),
+                Phase::Upgraded => match self.upgraded_step(env) {
+                    Step::Return(want) => return want,
+                    Step::Again => continue,
+                    Step::On => {}
+                },
                 Phase::Head | Phase::Body(_) => {}
             }
             if self.holds_input() {
@@ -462,6 +513,65 @@ impl<T: Default> Conn<T> {
             Err(Blocked::Pool) => Step::Return(Want::Pool),
             Err(Blocked::OutputFull) => Step::Return(self.close(CloseReason::Io)),
         }
+    }
+
+    /// The upgraded connection's events that come from no input: its start, the server's
+    /// shutdown, and the close its service asked for.
+    #[cold]
+    #[inline(never)]
+    fn upgraded_step<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Step {
+        if !matches!(self.phase, Phase::Upgraded) {
+            return Step::On;
+        }
+        let up = &mut self.up;
+        let event = if !up.started {
+            up.started = true;
+            UpgradeEvent::Start
+        } else if env.shutting_down && !up.told_shutdown {
+            up.told_shutdown = true;
+            UpgradeEvent::Shutdown
+        } else if up.woken {
+            up.woken = false;
+            UpgradeEvent::Wake
+        } else {
+            return Step::On;
+        };
+        let mut handle = upgraded!(self, env, up);
+        env.service.upgraded(event, &mut handle, &mut self.state);
+        self.close_if_upgrade_closes();
+        Step::Again
+    }
+
+    /// The service of the upgraded connection called [`Upgraded::close`]: what is queued goes
+    /// out, then the close lingers (half-close, drain), as for HTTP.
+    fn close_if_upgrade_closes(&mut self) {
+        if matches!(self.phase, Phase::Upgraded) && self.up.close {
+            self.rbuf = None;
+            self.phase = Phase::Closing { linger: true };
+        }
+    }
+
+    /// Hands the upgraded connection's input to its service, whole: one block at most, and
+    /// only while nothing is queued to send (backpressure), so the service has the whole
+    /// output queue to answer in.
+    #[inline(never)]
+    fn deliver<F: FreeList, S: Service<State = T>>(&mut self, env: &mut Env<'_, F, S>) {
+        let (Phase::Upgraded, Some(rb)) = (&self.phase, self.rbuf.as_mut()) else {
+            return;
+        };
+        let up = &mut self.up;
+        let mut handle = upgraded!(self, env, up);
+        env.service.upgraded(
+            UpgradeEvent::Data(&mut rb[..]),
+            &mut handle,
+            &mut self.state,
+        );
+        let n = rb.len();
+        rb.advance(n);
+        self.close_if_upgrade_closes();
     }
 
     fn close(&mut self, reason: CloseReason) -> Want {
@@ -561,7 +671,7 @@ impl<T: Default> Conn<T> {
         env: &mut Env<'_, F, S>,
         mut buf: PoolBuf,
     ) -> Option<PoolBuf> {
-        if !matches!(self.phase, Phase::Head | Phase::Body(_)) {
+        if !matches!(self.phase, Phase::Head | Phase::Body(_) | Phase::Upgraded) {
             return None;
         }
         if !self.holds_input() {
@@ -586,12 +696,32 @@ impl<T: Default> Conn<T> {
         (!buf.is_empty()).then_some(buf)
     }
 
+    /// The peer ended its stream (a read returned 0). An upgraded connection's service is told
+    /// ([`UpgradeEvent::PeerClosed`]) and may write last bytes: `None`, run the connection on
+    /// (it sends them, then closes). Otherwise the connection closes now, as
+    /// [`peer_closed`](Self::peer_closed) says.
+    pub(crate) fn peer_eof<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Option<CloseReason> {
+        if matches!(self.phase, Phase::Upgraded) {
+            let up = &mut self.up;
+            let mut handle = upgraded!(self, env, up);
+            env.service
+                .upgraded(UpgradeEvent::PeerClosed, &mut handle, &mut self.state);
+            self.rbuf = None;
+            self.phase = Phase::Closing { linger: false };
+            return None;
+        }
+        Some(self.peer_closed())
+    }
+
     /// The peer ended its stream (a read returned 0): the connection closes. Says whether it
     /// closed cleanly (between requests) or mid-request.
     pub(crate) fn peer_closed(&mut self) -> CloseReason {
         let reason = match self.phase {
             Phase::Head if !self.holds_input() => CloseReason::Done,
-            Phase::Drain { .. } | Phase::Closed => CloseReason::Done,
+            Phase::Drain { .. } | Phase::Closed | Phase::Upgraded => CloseReason::Done,
             _ => CloseReason::PeerAborted,
         };
         self.release();
@@ -671,6 +801,14 @@ impl<T: Default> Conn<T> {
                     if !self.body(env)? {
                         return Ok(()); // partial framing: need more input
                     }
+                }
+                // The `101` (or what the service wrote) goes out first, and the service hears
+                // of the switch before any byte.
+                Phase::Upgraded => {
+                    if !self.out.is_empty() || !self.up.started {
+                        return Ok(());
+                    }
+                    self.deliver(env);
                 }
                 Phase::Closing { .. } | Phase::Drain { .. } | Phase::Closed => return Ok(()),
             }
@@ -851,6 +989,16 @@ impl<T: Default> Conn<T> {
         let keep_alive = st.is(flag::KEEP_ALIVE);
         if st.error.is_some() || (!delivers && !st.is_answered()) {
             self.service_failed(env, Some(start))?;
+            return Ok(true);
+        }
+        if st.is(flag::UPGRADED) {
+            // Whatever follows the head in the read block is the new protocol's.
+            self.phase = Phase::Upgraded;
+            self.up = UpState::default();
+            self.upgraded = true;
+            // The service hears of the switch before the `101` goes out: whatever it sets up
+            // then (a registration) is in place when the client learns of it.
+            let _ = self.upgraded_step(env);
             return Ok(true);
         }
         if has_body && (keep || delivers) {

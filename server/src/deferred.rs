@@ -112,6 +112,22 @@ impl<T> Mailbox<T> {
         Ok(())
     }
 
+    /// Wakes the upgraded connection `to` names ([`Upgraded::token`](crate::Upgraded::token)):
+    /// its service gets [`UpgradeEvent::Wake`](crate::UpgradeEvent::Wake) once the
+    /// connection's output is sent. Call from any thread, the worker's own included; never
+    /// blocks, never allocates. Wake-ups that find the connection woken already make one
+    /// event, but each takes a place in the mailbox until the worker drains it, so wake a
+    /// connection again only after its `Wake` came (keep a flag).
+    ///
+    /// # Errors
+    /// Gives the default answer it would have sent back when the mailbox is full.
+    pub fn wake(&self, to: Deferred) -> Result<(), T>
+    where
+        T: Default,
+    {
+        self.answer(to, T::default())
+    }
+
     /// Takes the next waiting answer (the worker's side).
     pub(crate) fn take(&self) -> Option<(Deferred, T)> {
         self.inner.answers.pop()

@@ -148,7 +148,11 @@ impl<T: Default> EpollConn<T> {
                     };
                     let room = buf.spare_capacity();
                     match buf.read_from(&mut Raw(sock)) {
-                        Ok(0) => break Next::Close(self.conn.peer_closed()),
+                        Ok(0) => match self.conn.peer_eof(env) {
+                            Some(reason) => break Next::Close(reason),
+                            // An upgraded connection sends its last bytes, then closes.
+                            None => self.readable = false,
+                        },
                         Ok(n) => {
                             progress = true;
                             reads += 1;

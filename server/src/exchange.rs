@@ -151,6 +151,9 @@ pub(crate) mod flag {
     pub(crate) const CLOSE: u16 = 1 << 7;
     /// The rest of the body comes from [`Service::fill`](crate::Service::fill).
     pub(crate) const PULLING: u16 = 1 << 8;
+    /// The service switched protocols: the connection is the service's once the `101` is
+    /// queued.
+    pub(crate) const UPGRADED: u16 = 1 << 9;
 }
 
 /// What the engine knows of the current request and its response, kept by the connection
@@ -249,7 +252,16 @@ impl ExchangeState {
     pub(crate) fn done_and_kept(&self) -> bool {
         self.progress == Progress::Done
             && self.error.is_none()
-            && self.flags & (flag::KEEP_ALIVE | flag::CLOSE | flag::HAS_BODY) == flag::KEEP_ALIVE
+            && self.flags & (flag::KEEP_ALIVE | flag::CLOSE | flag::HAS_BODY | flag::UPGRADED)
+                == flag::KEEP_ALIVE
+    }
+
+    /// The token naming this exchange (an upgraded connection's, for its wake-ups).
+    pub(crate) fn token(&self) -> Deferred {
+        Deferred {
+            slot: self.slot,
+            gen: self.gen,
+        }
     }
 
     /// The token of this exchange while it is deferred.
@@ -317,7 +329,7 @@ impl ExchangeState {
         self.fail(ResponseError::TooLarge { len, limit })
     }
 
-    fn fail(&mut self, e: ResponseError) -> ResponseError {
+    pub(crate) fn fail(&mut self, e: ResponseError) -> ResponseError {
         self.error.get_or_insert(e);
         e
     }
@@ -335,8 +347,8 @@ pub struct Exchange<'a> {
     /// `first`'s length when lent: what was written into it is the difference.
     first_len: usize,
     out: &'a mut OutQueue,
-    ctx: &'a Ctx<'a>,
-    st: &'a mut ExchangeState,
+    pub(crate) ctx: &'a Ctx<'a>,
+    pub(crate) st: &'a mut ExchangeState,
 }
 
 /// What every exchange of a worker shares.
@@ -353,6 +365,10 @@ pub(crate) struct Ctx<'a> {
     /// block of the pool's largest class cannot hold it with the head's end.
     pub(crate) body_with_max: usize,
     pub(crate) shared: &'a Shared,
+    /// The pool's large class: the largest block an upgraded connection's write takes.
+    pub(crate) large_block: usize,
+    /// `Config::upgrade_h2c`.
+    pub(crate) upgrade_h2c: bool,
 }
 
 impl fmt::Debug for Exchange<'_> {
@@ -735,7 +751,7 @@ impl<'a> Exchange<'a> {
     /// Appends `pieces` in order: into room looked up once when they are small together, else
     /// piece by piece across blocks.
     #[inline(always)]
-    fn put_all(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
+    pub(crate) fn put_all(&mut self, pieces: &[&[u8]]) -> Result<(), ResponseError> {
         let need: usize = pieces.iter().map(|p| p.len()).sum();
         if need > INLINE_BODY {
             return pieces.iter().try_for_each(|p| self.put(p));
@@ -1254,7 +1270,7 @@ fn build_head(status: u16, headers: &[(KnownHeader, &[u8])]) -> Result<Vec<u8>, 
 }
 
 /// Headers only the engine writes: they frame the message or govern the connection.
-fn is_reserved(name: KnownHeader) -> bool {
+pub(crate) fn is_reserved(name: KnownHeader) -> bool {
     matches!(
         name,
         KnownHeader::ContentLength

@@ -141,6 +141,8 @@ pub fn run(data: &[u8]) {
                 shared: &shared,
                 whole_body: limits.whole,
                 body_with_max: limits.with,
+                large_block: cfg.large_block(),
+                upgrade_h2c: false,
             },
             counters: &shared.counters[0],
             max_body: MAX_BODY,

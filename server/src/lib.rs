@@ -16,6 +16,10 @@
 //!   responses leave in one write, in order), `100 Continue`, `Date`, `HEAD`, `OPTIONS *`,
 //!   the error statuses (400, 408, 413, 431), the close and lingering-close rules, timeouts,
 //!   backpressure, and waiting for the pool when it is exhausted.
+//! * **Upgrades.** A service may switch a connection to another protocol
+//!   ([`Exchange::switch_protocols`], `101`) and read and write its bytes through
+//!   [`Service::upgraded`] and [`Upgraded`], on the same blocks, backpressure, deadlines and
+//!   shutdown; WebSocket is one such service ([`ws`], feature `ws`).
 //! * **Memory.** A connection holds a read block only while it has unread input and output
 //!   blocks only until they are sent: an idle keep-alive connection holds none. After
 //!   start-up, serving a request allocates nothing.
@@ -71,10 +75,13 @@ mod shared;
 mod stats;
 mod sys;
 mod timer;
+mod upgrade;
 #[allow(unsafe_code)]
 mod uring_driver;
 mod wait_queue;
 mod worker;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use body_writer::BodyWriter;
 pub use config::{Config, ConfigError, IoMode, MinBodyRate, PoolConfig, Strategy, SMALL_BLOCK};
@@ -84,6 +91,7 @@ pub use owned_body::OwnedBody;
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use service::{MakeService, Service, WorkerInfo};
 pub use stats::{PoolStats, ServerStats};
+pub use upgrade::{Switch, UpgradeError, UpgradeEvent, Upgraded, WriteError};
 
 // The README's examples compile as doctests.
 #[cfg(doctest)]

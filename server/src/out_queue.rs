@@ -131,6 +131,11 @@ impl OutQueue {
         self.len + usize::from(self.tail.is_some())
     }
 
+    /// Entries that can still be queued, the tail block's included when there is none.
+    pub(crate) fn free_entries(&self) -> usize {
+        self.ring.len().saturating_sub(self.blocks())
+    }
+
     #[inline(always)]
     fn is_full(&self) -> bool {
         self.blocks() >= self.ring.len()

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use crate::deferred::Mailbox;
 use crate::exchange::Exchange;
+use crate::upgrade::{UpgradeEvent, Upgraded};
 
 /// An HTTP application: answers the requests of one worker's connections.
 ///
@@ -117,6 +118,32 @@ pub trait Service {
     ///
     /// The default does nothing.
     fn aborted(&mut self, state: &mut Self::State) {
+        let _ = state;
+    }
+
+    /// An event of a connection the service switched to another protocol
+    /// ([`Exchange::switch_protocols`]): [`UpgradeEvent::Start`] once, then
+    /// [`Data`](UpgradeEvent::Data) as bytes arrive (those the client sent right behind the
+    /// request head first), and [`PeerClosed`](UpgradeEvent::PeerClosed) or
+    /// [`Shutdown`](UpgradeEvent::Shutdown). Write and close through `up`. `state` is the
+    /// switched request's, kept for the connection's whole life (a decoder, a session).
+    ///
+    /// The default closes the connection at once.
+    fn upgraded(
+        &mut self,
+        event: UpgradeEvent<'_>,
+        up: &mut Upgraded<'_>,
+        state: &mut Self::State,
+    ) {
+        let _ = (event, state);
+        up.close();
+    }
+
+    /// An upgraded connection ended: closed by either side, cut by the idle timeout or the end
+    /// of the shutdown grace period, or reset. `state` is dropped right after.
+    ///
+    /// The default does nothing.
+    fn upgrade_ended(&mut self, state: &mut Self::State) {
         let _ = state;
     }
 }

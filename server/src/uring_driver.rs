@@ -800,7 +800,11 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
                         break Outcome::Close(CloseReason::Io);
                     }
                     if uc.eof {
-                        break Outcome::Close(uc.conn.peer_closed());
+                        match uc.conn.peer_eof(&mut env) {
+                            Some(reason) => break Outcome::Close(reason),
+                            // An upgraded connection sends its last bytes, then closes.
+                            None => continue,
+                        }
                     }
                     // A partial request: the rest goes into the same block, as with epoll
                     // (no second block, no copy; a pool of partial heads still moves).
@@ -1079,6 +1083,10 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             let uc = &self.conns[slot];
             if uc.sock.is_some() && uc.conn.is_idle() && !uc.busy() {
                 self.close(slot, CloseReason::Done);
+            } else if uc.sock.is_some() && uc.conn.is_upgraded() && !uc.busy() && !uc.closing {
+                // Its service is told, and says goodbye in its protocol; a busy one is told
+                // when its request completes.
+                self.run_conn(slot, now, false)?;
             }
         }
         Ok(())

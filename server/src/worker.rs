@@ -65,6 +65,8 @@ macro_rules! env {
                 shared: &$w.base.shared,
                 whole_body: $w.base.whole_body,
                 body_with_max: $w.base.body_with_max,
+                large_block: $w.base.large_block,
+                upgrade_h2c: $w.base.cfg.upgrade_h2c,
             },
             counters: &$w.base.shared.counters[$w.base.id],
             max_body: $w.base.cfg.max_body,
@@ -349,6 +351,9 @@ impl<F: FreeList, S: Service> Worker<F, S> {
             }
             if conn.conn.is_idle() {
                 self.close(slot, CloseReason::Done);
+            } else if conn.conn.is_upgraded() {
+                // Its service is told, and says goodbye in its protocol.
+                self.run_conn(slot, now);
             }
         }
     }

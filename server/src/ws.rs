@@ -1,0 +1,647 @@
+//! WebSocket (RFC 6455) as a service: the handshake, then messages in and out over an upgraded
+//! connection, with [`bufslab_ws`]'s codec and no allocation per message. Feature `ws` (on by
+//! default).
+//!
+//! A service answers the handshake in [`Service::head`](crate::Service::head) with
+//! [`WebSocket::accept`], keeps the [`WebSocket`] in its per-connection
+//! [`State`](crate::Service::State), and forwards [`Service::upgraded`](crate::Service::upgraded)
+//! and [`Service::upgrade_ended`](crate::Service::upgrade_ended) to it with a [`WsHandler`]:
+//!
+//! ```no_run
+//! use bufslab_http::Request;
+//! use bufslab_server::ws::{Message, WebSocket, WsConfig, WsHandler, WsSender};
+//! use bufslab_server::{Config, Exchange, Server, Service, UpgradeEvent, Upgraded, WorkerInfo};
+//!
+//! struct Echo;
+//!
+//! impl WsHandler for Echo {
+//!     fn message(&mut self, msg: Message<'_>, ws: &mut WsSender<'_, '_>) {
+//!         // Whole messages, and the fragments of larger ones, go back as they came.
+//!         let _ = ws.fragment(msg.kind, msg.data, msg.first, msg.last);
+//!     }
+//! }
+//!
+//! impl Service for Echo {
+//!     type State = Option<WebSocket>;
+//!
+//!     fn head(&mut self, req: &Request<'_, '_>, ex: &mut Exchange<'_>, ws: &mut Self::State) {
+//!         if req.path() == b"/ws" {
+//!             // Answers 101, or 400/426 itself.
+//!             *ws = WebSocket::accept(req, ex, WsConfig::default()).ok();
+//!         } else {
+//!             let _ = ex.respond(404).body(b"");
+//!         }
+//!     }
+//!
+//!     fn upgraded(&mut self, ev: UpgradeEvent<'_>, up: &mut Upgraded<'_>, ws: &mut Self::State) {
+//!         match ws {
+//!             Some(ws) => ws.on_event(ev, up, self),
+//!             None => up.close(),
+//!         }
+//!     }
+//!
+//!     fn upgrade_ended(&mut self, ws: &mut Self::State) {
+//!         if let Some(ws) = ws {
+//!             ws.ended(self);
+//!         }
+//!     }
+//! }
+//!
+//! let server = Server::start(Config::default(), |_: WorkerInfo| Echo)?;
+//! server.join()?;
+//! # Ok::<(), bufslab_server::ServerError>(())
+//! ```
+//!
+//! What the adapter does for the handler:
+//!
+//! * **Messages** up to [`WsConfig::buffer`] bytes arrive whole ([`Message::first`] and
+//!   [`Message::last`] both set), gathered in one block rented from the engine's pool for the
+//!   time the message takes, and validated whole before the handler sees a byte: a text
+//!   message that is not UTF-8 never reaches it. A larger message arrives in fragments of
+//!   `buffer` bytes (the last one shorter, possibly empty), each gathered the same way: a
+//!   violation found later in it (invalid UTF-8 past what was delivered) closes the
+//!   connection after earlier fragments were delivered; nothing of the fragment being
+//!   gathered is. An echo sends each fragment back as a frame: a 16 MiB message is about a
+//!   thousand frames of 16 KiB, not one per receive block.
+//! * **Control frames**: a ping is answered with its pong at once; a pong is handed to
+//!   [`WsHandler::pong`]; the peer's close is answered with the same code, then the connection
+//!   closes (the engine sends the frame, shuts down its writing side, and drains).
+//! * **Violations** of RFC 6455 (a reserved bit or opcode, an unmasked frame, a frame or
+//!   message over [`WsConfig::limits`], invalid UTF-8, a bad close frame) close the
+//!   connection with the code the codec names (1002, 1007, 1009); the handler hears of it in
+//!   [`WsHandler::closed`].
+//! * **Shutdown**: a graceful server shutdown sends `1001 Going Away` and closes.
+//!
+//! Limits: no extensions (permessage-deflate offers are declined by not answering them), no
+//! subprotocol choice yet (`Sec-WebSocket-Protocol` is not answered), and sends are
+//! backpressured by the connection's output queue: a handler answering a delivery has
+//! [`WsSender::write_room`] bytes (the whole queue: `Config::out_blocks` blocks of the large
+//! class, 512 KiB by default) and a send that does not fit is refused ([`WsError::NoRoom`])
+//! rather than queued.
+
+use std::fmt;
+
+use bufslab::PoolBuf;
+use bufslab_http::{KnownHeader, Method, Request};
+use bufslab_ws::{
+    encode_close, encode_control, encode_pong, frames, Decoder, Event, FrameHeader, OpCode, Role,
+    MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN,
+};
+use bytes::BufMut;
+
+pub use bufslab_ws::{CloseCode, Limits, MessageKind};
+
+use crate::exchange::Exchange;
+use crate::upgrade::{UpgradeError, UpgradeEvent, Upgraded};
+
+/// How a [`WebSocket`] connection reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WsConfig {
+    /// The largest frame and message accepted (beyond: close `1009` as soon as the header
+    /// says so). Default: 16 MiB per frame, 64 MiB per message.
+    pub limits: Limits,
+    /// Messages up to this many bytes are delivered whole; larger ones in fragments of this
+    /// many bytes. Gathered in one block rented from the engine's pool, so at most the pool's
+    /// large class ([`Config::large_block`](crate::Config::large_block), 32 KiB by default):
+    /// beyond, it is cut to that. 0 delivers every message in fragments as the receive
+    /// blocks bring them (no copy; also what happens when the pool has no block). Default
+    /// 16 KiB.
+    pub buffer: usize,
+}
+
+impl Default for WsConfig {
+    fn default() -> Self {
+        WsConfig {
+            limits: Limits::default(),
+            buffer: 16 << 10,
+        }
+    }
+}
+
+impl WsConfig {
+    /// The default with `limits`.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The default with `buffer`.
+    #[must_use]
+    pub fn with_buffer(mut self, buffer: usize) -> Self {
+        self.buffer = buffer;
+        self
+    }
+}
+
+/// Why [`WebSocket::accept`] did not switch: the response saying so was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandshakeRefused {
+    /// Not a `GET`: `405`.
+    Method,
+    /// The request cannot switch (not an upgrade to `websocket`, a body, HTTP/1.0, the
+    /// connection closing): `400`.
+    Upgrade(UpgradeError),
+    /// A bad `Sec-WebSocket-Key` (`400`) or a `Sec-WebSocket-Version` other than 13 (`426`
+    /// with `Sec-WebSocket-Version: 13`).
+    Handshake(bufslab_ws::HandshakeError),
+    /// The `101` could not be written (the pool is dry): the engine answers `503`.
+    Response(crate::ResponseError),
+}
+
+impl fmt::Display for HandshakeRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandshakeRefused::Method => f.write_str("a WebSocket handshake is a GET"),
+            HandshakeRefused::Upgrade(e) => write!(f, "not switched: {e}"),
+            HandshakeRefused::Handshake(e) => write!(f, "bad handshake: {e}"),
+            HandshakeRefused::Response(e) => write!(f, "101 not written: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for HandshakeRefused {}
+
+/// Why a [`WsSender`] send was refused. Nothing of the frame was queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WsError {
+    /// A close frame was sent or received: nothing more goes out.
+    Closed,
+    /// The connection's output cannot take the frame now (over [`WsSender::write_room`], or
+    /// the pool is dry).
+    NoRoom,
+    /// A control frame payload over 125 bytes, or a close code that may not be sent.
+    InvalidControl,
+}
+
+impl fmt::Display for WsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WsError::Closed => "the WebSocket is closing",
+            WsError::NoRoom => "no output room for the frame",
+            WsError::InvalidControl => "control payload over 125 bytes, or an invalid close code",
+        })
+    }
+}
+
+impl std::error::Error for WsError {}
+
+/// A message, or a fragment of one larger than [`WsConfig::buffer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Message<'a> {
+    /// Text (valid UTF-8 as a whole message) or binary.
+    pub kind: MessageKind,
+    /// The bytes: the whole message when `first` and `last` are both set, else the next
+    /// fragment (possibly empty, for the last one). A text fragment may end in the middle of a
+    /// code point.
+    pub data: &'a [u8],
+    /// The message's first bytes.
+    pub first: bool,
+    /// The message's last bytes.
+    pub last: bool,
+}
+
+impl<'a> Message<'a> {
+    /// The whole message as text, when it is a whole text message.
+    #[must_use]
+    pub fn text(&self) -> Option<&'a str> {
+        if self.kind == MessageKind::Text && self.first && self.last {
+            std::str::from_utf8(self.data).ok()
+        } else {
+            None
+        }
+    }
+}
+
+/// What a WebSocket application does with its connection's events. Every method runs on the
+/// worker's thread; a handler is usually the service itself.
+pub trait WsHandler {
+    /// The handshake is done: frames sent now are the first the client gets.
+    ///
+    /// The default does nothing.
+    fn open(&mut self, ws: &mut WsSender<'_, '_>) {
+        let _ = ws;
+    }
+
+    /// A message (or a fragment of a large one, see [`Message`]) arrived.
+    fn message(&mut self, msg: Message<'_>, ws: &mut WsSender<'_, '_>);
+
+    /// The connection was woken ([`Mailbox::wake`](crate::Mailbox::wake) with
+    /// [`WsSender::token`]) and its output is all sent: send what it was woken for.
+    ///
+    /// The default does nothing.
+    fn wake(&mut self, ws: &mut WsSender<'_, '_>) {
+        let _ = ws;
+    }
+
+    /// A pong arrived (pings are answered by the adapter).
+    ///
+    /// The default ignores it.
+    fn pong(&mut self, payload: &[u8], ws: &mut WsSender<'_, '_>) {
+        let _ = (payload, ws);
+    }
+
+    /// The WebSocket is closing or closed, at most once per connection, for a reason other
+    /// than the handler's own [`WsSender::close`]: `code` is the peer's close
+    /// code (`1005` when its close frame had none), the code of the violation the connection
+    /// was failed for, `1001` on the server's shutdown, or `1006` when the connection ended
+    /// without a close frame (the peer went away, the idle timeout).
+    ///
+    /// The default does nothing.
+    fn closed(&mut self, code: CloseCode) {
+        let _ = code;
+    }
+}
+
+/// Sends frames on a WebSocket: handed to each [`WsHandler`] call.
+pub struct WsSender<'u, 'a> {
+    up: &'u mut Upgraded<'a>,
+    st: &'u mut Flags,
+}
+
+/// Where a [`WebSocket`]'s close stands.
+#[derive(Clone, Copy, Debug, Default)]
+struct Flags {
+    /// A close frame was sent or received: nothing more is read or sent.
+    closed: bool,
+    /// [`WsHandler::closed`] was called, or the handler closed itself.
+    told: bool,
+}
+
+impl fmt::Debug for WsSender<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WsSender")
+            .field("closed", &self.st.closed)
+            .finish()
+    }
+}
+
+impl WsSender<'_, '_> {
+    /// Sends a text message in one frame.
+    ///
+    /// # Errors
+    /// [`WsError`]; nothing was queued.
+    pub fn text(&mut self, text: &str) -> Result<(), WsError> {
+        self.frame(OpCode::Text, text.as_bytes(), true)
+    }
+
+    /// Sends a binary message in one frame.
+    ///
+    /// # Errors
+    /// [`WsError`]; nothing was queued.
+    pub fn binary(&mut self, data: &[u8]) -> Result<(), WsError> {
+        self.frame(OpCode::Binary, data, true)
+    }
+
+    /// Sends a message of `kind` in one frame; text must be UTF-8 (a [`Message`]'s is).
+    ///
+    /// # Errors
+    /// [`WsError`]; nothing was queued.
+    pub fn send(&mut self, kind: MessageKind, data: &[u8]) -> Result<(), WsError> {
+        self.fragment(kind, data, true, true)
+    }
+
+    /// Sends one frame of a fragmented message of `kind`: the first (`first`) opens it, the
+    /// last (`last`) ends it, and no other data message may be sent in between. A message
+    /// received in fragments goes back out the same way, in constant memory.
+    ///
+    /// # Errors
+    /// [`WsError`]; nothing was queued.
+    pub fn fragment(
+        &mut self,
+        kind: MessageKind,
+        data: &[u8],
+        first: bool,
+        last: bool,
+    ) -> Result<(), WsError> {
+        let op = match (first, kind) {
+            (false, _) => OpCode::Continuation,
+            (true, MessageKind::Text) => OpCode::Text,
+            (true, MessageKind::Binary) => OpCode::Binary,
+        };
+        self.frame(op, data, last)
+    }
+
+    /// Sends a ping (at most 125 bytes); its pong comes to [`WsHandler::pong`].
+    ///
+    /// # Errors
+    /// [`WsError`]; nothing was queued.
+    pub fn ping(&mut self, payload: &[u8]) -> Result<(), WsError> {
+        let mut out = [0u8; 2 + MAX_CONTROL_PAYLOAD];
+        let n = encode_control(&mut out, OpCode::Ping, payload, None)
+            .map_err(|_| WsError::InvalidControl)?;
+        self.raw(out.get(..n).unwrap_or_default())
+    }
+
+    /// Starts the closing handshake with `code` and `reason` (at most 123 bytes): the close
+    /// frame goes out, then the connection closes (the engine shuts down its side and drains
+    /// the peer's answer). [`WsHandler::closed`] is not called for it.
+    ///
+    /// # Errors
+    /// [`WsError`]; nothing was queued.
+    pub fn close(&mut self, code: CloseCode, reason: &str) -> Result<(), WsError> {
+        let mut out = [0u8; 2 + MAX_CONTROL_PAYLOAD];
+        let n = encode_close(&mut out, code, reason, None).map_err(|_| WsError::InvalidControl)?;
+        self.raw(out.get(..n).unwrap_or_default())?;
+        self.st.closed = true;
+        self.st.told = true;
+        self.up.close();
+        Ok(())
+    }
+
+    /// Bytes of payload one send can take now (less the frame's header).
+    #[must_use]
+    pub fn write_room(&self) -> usize {
+        if self.st.closed {
+            return 0;
+        }
+        self.up.write_room().saturating_sub(MAX_HEADER_LEN)
+    }
+
+    /// The token that wakes this connection ([`Upgraded::token`]).
+    #[must_use]
+    pub fn token(&self) -> crate::Deferred {
+        self.up.token()
+    }
+
+    /// A close frame was sent or received.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.st.closed
+    }
+
+    fn frame(&mut self, op: OpCode, data: &[u8], fin: bool) -> Result<(), WsError> {
+        let mut head = [0u8; MAX_HEADER_LEN];
+        let h = FrameHeader::new(op, data.len() as u64).with_fin(fin);
+        let n = h.write(&mut head).map_err(|_| WsError::InvalidControl)?;
+        if self.st.closed {
+            return Err(WsError::Closed);
+        }
+        self.up
+            .write_vectored(&[head.get(..n).unwrap_or_default(), data])
+            .map_err(|_| WsError::NoRoom)
+    }
+
+    fn raw(&mut self, frame: &[u8]) -> Result<(), WsError> {
+        if self.st.closed {
+            return Err(WsError::Closed);
+        }
+        self.up.write(frame).map_err(|_| WsError::NoRoom)
+    }
+}
+
+/// One WebSocket connection's reading state: keep it in the service's per-connection
+/// [`State`](crate::Service::State) (about 300 bytes, no heap) and forward the upgraded
+/// connection's events to [`on_event`](Self::on_event).
+#[derive(Debug)]
+pub struct WebSocket {
+    dec: Decoder,
+    cfg: WsConfig,
+    /// The message being gathered, while it fits [`WsConfig::buffer`].
+    msg: Option<PoolBuf>,
+    kind: MessageKind,
+    /// The open message's first fragment went to the handler.
+    started: bool,
+    st: Flags,
+}
+
+impl WebSocket {
+    /// Answers a WebSocket handshake request (RFC 6455 §4.2): checks it is a `GET` offering
+    /// `Upgrade: websocket` with `Connection: upgrade`, a valid `Sec-WebSocket-Key` and
+    /// `Sec-WebSocket-Version: 13`, and writes the `101` with `Sec-WebSocket-Accept`. On a bad
+    /// handshake it writes the refusal itself (`400`, `405`, or `426` with
+    /// `Sec-WebSocket-Version: 13`) and says why. No extension or subprotocol is accepted.
+    ///
+    /// # Errors
+    /// [`HandshakeRefused`]: the response was written; the connection is not switched.
+    pub fn accept(
+        req: &Request<'_, '_>,
+        ex: &mut Exchange<'_>,
+        cfg: WsConfig,
+    ) -> Result<WebSocket, HandshakeRefused> {
+        if req.method() != Method::Get {
+            let _ = ex.respond(405).header(KnownHeader::Allow, b"GET").body(b"");
+            return Err(HandshakeRefused::Method);
+        }
+        let key = req.get(KnownHeader::SecWebSocketKey).unwrap_or_default();
+        let version = req
+            .get(KnownHeader::SecWebSocketVersion)
+            .unwrap_or_default();
+        let accept = match bufslab_ws::accept(key, version) {
+            Ok(a) => a,
+            Err(e) => {
+                let r = ex.respond(e.status());
+                let r = if e.status() == 426 {
+                    r.header(KnownHeader::SecWebSocketVersion, b"13")
+                } else {
+                    r
+                };
+                let _ = r.body(b"");
+                return Err(HandshakeRefused::Handshake(e));
+            }
+        };
+        let switch = match ex.switch_protocols(req, b"websocket") {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = ex.respond(400).body(b"");
+                return Err(HandshakeRefused::Upgrade(e));
+            }
+        };
+        switch
+            .header(KnownHeader::SecWebSocketAccept, &accept)
+            .switch()
+            .map_err(HandshakeRefused::Response)?;
+        Ok(WebSocket {
+            dec: Decoder::with_limits(Role::Server, cfg.limits),
+            cfg,
+            msg: None,
+            kind: MessageKind::Binary,
+            started: false,
+            st: Flags::default(),
+        })
+    }
+
+    /// Handles an event of the upgraded connection with `handler`.
+    pub fn on_event<H: WsHandler + ?Sized>(
+        &mut self,
+        event: UpgradeEvent<'_>,
+        up: &mut Upgraded<'_>,
+        handler: &mut H,
+    ) {
+        match event {
+            UpgradeEvent::Start => {
+                handler.open(&mut WsSender {
+                    up,
+                    st: &mut self.st,
+                });
+            }
+            UpgradeEvent::Data(data) => self.read(data, up, handler),
+            UpgradeEvent::Wake => {
+                if !self.st.closed {
+                    handler.wake(&mut WsSender {
+                        up,
+                        st: &mut self.st,
+                    });
+                }
+            }
+            UpgradeEvent::PeerClosed => self.tell(handler, CloseCode::ABNORMAL),
+            UpgradeEvent::Shutdown => {
+                if !self.st.closed {
+                    let _ = up.write(&frames::CLOSE_GOING_AWAY);
+                    self.st.closed = true;
+                }
+                up.close();
+                self.tell(handler, CloseCode::GOING_AWAY);
+            }
+        }
+        if self.st.closed {
+            self.msg = None;
+        }
+    }
+
+    /// The connection ended ([`Service::upgrade_ended`](crate::Service::upgrade_ended)): the
+    /// handler hears of it (`1006`) unless it already heard of a close.
+    pub fn ended<H: WsHandler + ?Sized>(&mut self, handler: &mut H) {
+        self.msg = None;
+        self.tell(handler, CloseCode::ABNORMAL);
+    }
+
+    fn tell<H: WsHandler + ?Sized>(&mut self, handler: &mut H, code: CloseCode) {
+        if !std::mem::replace(&mut self.st.told, true) {
+            handler.closed(code);
+        }
+    }
+
+    fn read<H: WsHandler + ?Sized>(
+        &mut self,
+        buf: &mut [u8],
+        up: &mut Upgraded<'_>,
+        handler: &mut H,
+    ) {
+        let WebSocket {
+            dec,
+            cfg,
+            msg,
+            kind,
+            started,
+            st,
+        } = self;
+        let buffer = cfg.buffer.min(up.large_block());
+        let mut at = 0;
+        while !st.closed {
+            let step = match dec.decode(buf.get_mut(at..).unwrap_or_default()) {
+                Ok(step) => step,
+                Err(e) => {
+                    // RFC 6455 §7.1.7: fail the connection with the code the codec names.
+                    let code = e.close_code();
+                    let _ = up.write(&code.server_frame());
+                    up.close();
+                    st.closed = true;
+                    if !std::mem::replace(&mut st.told, true) {
+                        handler.closed(code);
+                    }
+                    break;
+                }
+            };
+            at += step.consumed;
+            let Some(event) = step.event else {
+                break;
+            };
+            let mut ws = WsSender {
+                up: &mut *up,
+                st: &mut *st,
+            };
+            match event {
+                Event::MessageStart(k) => {
+                    *kind = k;
+                    *started = false;
+                }
+                Event::Data(mut data) => {
+                    // Gathered into one block of `buffer` bytes, delivered whole at the end or
+                    // each time it fills: large messages go to the handler (and an echo back
+                    // out) in fragments of `buffer` bytes, not one per receive block.
+                    while !data.is_empty() {
+                        if msg.is_none() && buffer > 0 {
+                            *msg = ws.up.rent(buffer);
+                        }
+                        let Some(m) = msg.as_mut() else {
+                            // No block (the pool is dry, or no gathering): as it came.
+                            let first = !std::mem::replace(started, true);
+                            let last = false;
+                            handler.message(
+                                Message {
+                                    kind: *kind,
+                                    data,
+                                    first,
+                                    last,
+                                },
+                                &mut ws,
+                            );
+                            break;
+                        };
+                        let room = buffer.saturating_sub(m.len()).min(m.spare_capacity());
+                        let (now, rest) = data.split_at(room.min(data.len()));
+                        m.put_slice(now);
+                        data = rest;
+                        if data.is_empty() {
+                            break;
+                        }
+                        let first = !std::mem::replace(started, true);
+                        let last = false;
+                        handler.message(
+                            Message {
+                                kind: *kind,
+                                data: m,
+                                first,
+                                last,
+                            },
+                            &mut ws,
+                        );
+                        m.clear();
+                    }
+                }
+                Event::MessageEnd => {
+                    let m = msg.take();
+                    let first = !std::mem::replace(started, false);
+                    let data = m.as_deref().unwrap_or_default();
+                    handler.message(
+                        Message {
+                            kind: *kind,
+                            data,
+                            first,
+                            last: true,
+                        },
+                        &mut ws,
+                    );
+                }
+                Event::Ping(payload) => {
+                    let mut out = [0u8; 2 + MAX_CONTROL_PAYLOAD];
+                    if let Ok(n) = encode_pong(&mut out, payload, None) {
+                        let _ = ws.raw(out.get(..n).unwrap_or_default());
+                    }
+                }
+                Event::Pong(payload) => handler.pong(payload, &mut ws),
+                Event::Close(frame) => {
+                    // Answered with the same code (RFC 6455 §5.5.1), then closed.
+                    let code = frame.map(|f| f.code);
+                    if !ws.st.closed {
+                        let _ = match code {
+                            Some(c) => ws.up.write(&c.server_frame()),
+                            None => ws.up.write(&frames::CLOSE_EMPTY),
+                        };
+                    }
+                    ws.st.closed = true;
+                    ws.up.close();
+                    if !std::mem::replace(&mut ws.st.told, true) {
+                        handler.closed(code.unwrap_or(CloseCode::NO_STATUS));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
