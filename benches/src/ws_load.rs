@@ -611,48 +611,61 @@ impl Conn {
     }
 }
 
+/// A client thread's connections, upgraded and registered, with any bytes that came right
+/// after each handshake response.
+struct Connected {
+    poll: Poll,
+    conns: Vec<Conn>,
+    early: Vec<Vec<u8>>,
+}
+
+fn connect_all(config: &LoadConfig, ids: &[usize]) -> Result<Connected, LoadError> {
+    let poll = Poll::new().map_err(|e| LoadError::Io("epoll", e))?;
+    let mut conns = Vec::with_capacity(ids.len());
+    let mut early = Vec::with_capacity(ids.len());
+    for (i, &id) in ids.iter().enumerate() {
+        let (stream, rest) = handshake(config.addr, &config.path, id as u64 + 1)?;
+        stream
+            .set_nonblocking(true)
+            .map_err(|e| LoadError::Io("O_NONBLOCK", e))?;
+        let mut stream = mio::net::TcpStream::from_std(stream);
+        poll.registry()
+            .register(
+                &mut stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )
+            .map_err(|e| LoadError::Io("epoll_ctl", e))?;
+        conns.push(Conn {
+            id,
+            stream,
+            dec: Decoder::new(Role::Client),
+            out: Vec::with_capacity(config.window * (config.size + MAX_HEADER_LEN) + 256),
+            out_at: 0,
+            in_flight: VecDeque::with_capacity(config.window),
+            sent: 0,
+            echoed: 0,
+            echo_at: 0,
+            close_sent: false,
+            done: false,
+        });
+        early.push(rest);
+    }
+    Ok(Connected { poll, conns, early })
+}
+
 fn client_thread(
     config: &LoadConfig,
     ids: &[usize],
     barrier: &Barrier,
 ) -> Result<ThreadReport, LoadError> {
-    let setup = || -> Result<(Poll, Vec<Conn>, Vec<Vec<u8>>), LoadError> {
-        let poll = Poll::new().map_err(|e| LoadError::Io("epoll", e))?;
-        let mut conns = Vec::with_capacity(ids.len());
-        let mut early = Vec::with_capacity(ids.len());
-        for (i, &id) in ids.iter().enumerate() {
-            let (stream, rest) = handshake(config.addr, &config.path, id as u64 + 1)?;
-            stream
-                .set_nonblocking(true)
-                .map_err(|e| LoadError::Io("O_NONBLOCK", e))?;
-            let mut stream = mio::net::TcpStream::from_std(stream);
-            poll.registry()
-                .register(
-                    &mut stream,
-                    Token(i),
-                    Interest::READABLE | Interest::WRITABLE,
-                )
-                .map_err(|e| LoadError::Io("epoll_ctl", e))?;
-            conns.push(Conn {
-                id,
-                stream,
-                dec: Decoder::new(Role::Client),
-                out: Vec::with_capacity(config.window * (config.size + MAX_HEADER_LEN) + 256),
-                out_at: 0,
-                in_flight: VecDeque::with_capacity(config.window),
-                sent: 0,
-                echoed: 0,
-                echo_at: 0,
-                close_sent: false,
-                done: false,
-            });
-            early.push(rest);
-        }
-        Ok((poll, conns, early))
-    };
-    let ready = setup();
+    let ready = connect_all(config, ids);
     barrier.wait();
-    let (mut poll, mut conns, early) = ready?;
+    let Connected {
+        mut poll,
+        mut conns,
+        early,
+    } = ready?;
     let pattern = pattern(config.size);
     let start = Instant::now();
     let mut sh = Shared {
