@@ -753,10 +753,11 @@ fn client_thread(
 }
 
 /// A blocking client on one upgraded connection, for measuring a server one echo at a time:
-/// every buffer is allocated by [`WsClient::connect`], none afterwards.
+/// the buffers are allocated by [`WsClient::new`]; [`WsClient::connect`] allocates a few
+/// hundred bytes for the handshake, and nothing is allocated afterwards.
 #[derive(Debug)]
 pub struct WsClient {
-    stream: TcpStream,
+    stream: Option<TcpStream>,
     dec: Decoder,
     out: Vec<u8>,
     buf: Vec<u8>,
@@ -767,24 +768,43 @@ pub struct WsClient {
 }
 
 impl WsClient {
-    /// Connects to `addr`, upgrades on `path`, and sizes the buffers for messages of up to
-    /// `max_size` bytes.
+    /// A client, not connected yet, for messages of up to `max_size` bytes.
+    #[must_use]
+    pub fn new(max_size: usize) -> WsClient {
+        WsClient {
+            stream: None,
+            dec: Decoder::new(Role::Client),
+            out: Vec::with_capacity(max_size + MAX_HEADER_LEN),
+            buf: vec![0u8; READ_BUF],
+            at: 0,
+            len: 0,
+            keys: 0x2545_f491_4f6c_dd1d,
+        }
+    }
+
+    /// Connects to `addr` and upgrades on `path`, replacing any earlier connection.
     ///
     /// # Errors
     /// When the connection or the upgrade fails.
-    pub fn connect(addr: SocketAddr, path: &str, max_size: usize) -> Result<WsClient, LoadError> {
+    pub fn connect(&mut self, addr: SocketAddr, path: &str) -> Result<(), LoadError> {
         let (stream, rest) = handshake(addr, path, 0x5eed)?;
-        let mut buf = vec![0u8; READ_BUF.max(rest.len())];
-        buf[..rest.len()].copy_from_slice(&rest);
-        Ok(WsClient {
-            stream,
-            dec: Decoder::new(Role::Client),
-            out: Vec::with_capacity(max_size + MAX_HEADER_LEN),
-            buf,
-            at: 0,
-            len: rest.len(),
-            keys: 0x2545_f491_4f6c_dd1d,
-        })
+        if rest.len() > self.buf.len() {
+            return Err(LoadError::Handshake(
+                "more bytes after the response than the buffer holds".into(),
+            ));
+        }
+        self.buf[..rest.len()].copy_from_slice(&rest);
+        self.stream = Some(stream);
+        self.dec = Decoder::new(Role::Client);
+        self.at = 0;
+        self.len = rest.len();
+        Ok(())
+    }
+
+    fn stream(&mut self) -> Result<&mut TcpStream, LoadError> {
+        self.stream
+            .as_mut()
+            .ok_or(LoadError::Config("the client is not connected"))
     }
 
     fn key(&mut self) -> [u8; 4] {
@@ -798,8 +818,11 @@ impl WsClient {
     /// end of the stream.
     fn refill(&mut self) -> Result<bool, LoadError> {
         self.at = 0;
-        self.len = self
-            .stream
+        self.len = 0;
+        let Some(stream) = self.stream.as_mut() else {
+            return Err(LoadError::Config("the client is not connected"));
+        };
+        self.len = stream
             .read(&mut self.buf)
             .map_err(|e| LoadError::Io("read", e))?;
         Ok(self.len > 0)
@@ -814,9 +837,13 @@ impl WsClient {
         self.out.clear();
         let key = self.key();
         push_frame(&mut self.out, Conn::opcode(text), payload, key);
-        self.stream
-            .write_all(&self.out)
-            .map_err(|e| LoadError::Io("write", e))?;
+        let out = std::mem::take(&mut self.out);
+        let written = self.stream().and_then(|s| {
+            s.write_all(&out)
+                .map_err(|e| LoadError::Io("write", e))
+        });
+        self.out = out;
+        written?;
         let mut got = 0;
         loop {
             let step = self.dec.decode(&mut self.buf[self.at..self.len])?;
@@ -853,17 +880,27 @@ impl WsClient {
         }
     }
 
-    /// Sends a close frame and waits for the server's, then for the end of the stream.
+    /// Sends a close frame and waits for the server's, then for the end of the stream; the
+    /// client can connect again afterwards.
     ///
     /// # Errors
     /// A socket or protocol error before the server's close frame.
-    pub fn close(mut self) -> Result<(), LoadError> {
+    pub fn close(&mut self) -> Result<(), LoadError> {
         self.out.clear();
         let key = self.key();
         push_frame(&mut self.out, OpCode::Close, &[0x03, 0xe8], key);
-        self.stream
-            .write_all(&self.out)
-            .map_err(|e| LoadError::Io("write", e))?;
+        let out = std::mem::take(&mut self.out);
+        let written = self.stream().and_then(|s| {
+            s.write_all(&out)
+                .map_err(|e| LoadError::Io("write", e))
+        });
+        self.out = out;
+        let result = written.and_then(|()| self.await_close());
+        self.stream = None;
+        result
+    }
+
+    fn await_close(&mut self) -> Result<(), LoadError> {
         loop {
             let step = self.dec.decode(&mut self.buf[self.at..self.len])?;
             self.at += step.consumed;
@@ -877,7 +914,9 @@ impl WsClient {
                 // The server closes the TCP connection after its close frame (RFC 6455 §7.1.1);
                 // reading to the end makes that part of this call.
                 let mut rest = [0u8; 64];
-                while matches!(self.stream.read(&mut rest), Ok(n) if n > 0) {}
+                if let Some(s) = self.stream.as_mut() {
+                    while matches!(s.read(&mut rest), Ok(n) if n > 0) {}
+                }
                 return Ok(());
             }
         }

@@ -41,7 +41,8 @@ fn every_peer_echoes_under_load_in_process() {
 fn the_blocking_client_echoes_and_closes() {
     for peer in WsPeer::ALL {
         let server = WsEchoServer::start(peer, ([127, 0, 0, 1], 0).into(), 1).expect("start");
-        let mut client = WsClient::connect(server.local_addr(), "/", 65536).expect("connect");
+        let mut client = WsClient::new(65536);
+        client.connect(server.local_addr(), "/").expect("connect");
         for size in [0, 1, 125, 126, 65535, 65536] {
             let payload: Vec<u8> = (0..size).map(|i| b'a' + (i % 26) as u8).collect();
             client
