@@ -348,8 +348,12 @@ mod tests {
         let mut both = Scenario::HTTP.to_vec();
         both.extend(Scenario::WEBSOCKET);
         assert_eq!(both, Scenario::ALL);
-        assert!(Scenario::HTTP.iter().all(|s| s.websocket_payload().is_none()));
-        assert!(Scenario::WEBSOCKET.iter().all(|s| s.websocket_payload().is_some()));
+        assert!(Scenario::HTTP
+            .iter()
+            .all(|s| s.websocket_payload().is_none()));
+        assert!(Scenario::WEBSOCKET
+            .iter()
+            .all(|s| s.websocket_payload().is_some()));
     }
 
     #[test]

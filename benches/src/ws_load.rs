@@ -838,10 +838,9 @@ impl WsClient {
         let key = self.key();
         push_frame(&mut self.out, Conn::opcode(text), payload, key);
         let out = std::mem::take(&mut self.out);
-        let written = self.stream().and_then(|s| {
-            s.write_all(&out)
-                .map_err(|e| LoadError::Io("write", e))
-        });
+        let written = self
+            .stream()
+            .and_then(|s| s.write_all(&out).map_err(|e| LoadError::Io("write", e)));
         self.out = out;
         written?;
         let mut got = 0;
@@ -890,10 +889,9 @@ impl WsClient {
         let key = self.key();
         push_frame(&mut self.out, OpCode::Close, &[0x03, 0xe8], key);
         let out = std::mem::take(&mut self.out);
-        let written = self.stream().and_then(|s| {
-            s.write_all(&out)
-                .map_err(|e| LoadError::Io("write", e))
-        });
+        let written = self
+            .stream()
+            .and_then(|s| s.write_all(&out).map_err(|e| LoadError::Io("write", e)));
         self.out = out;
         let result = written.and_then(|()| self.await_close());
         self.stream = None;
