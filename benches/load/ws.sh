@@ -128,7 +128,8 @@ done
 # `listening on http://127.0.0.1:PORT`, and echoes every text and binary message on WS_PATH.
 # Until its binary has the flag, the entry is skipped with a message and the peers still run.
 BUFSLAB_WS_BIN=${BUFSLAB_WS_BIN:-$bin/server-demo}
-BUFSLAB_WS_FLAGS=${BUFSLAB_WS_FLAGS:---ws-echo}
+# Set but empty: the binary takes no extra flag.
+BUFSLAB_WS_FLAGS=${BUFSLAB_WS_FLAGS---ws-echo}
 read -r -a bufslab_ws_flags <<<"$BUFSLAB_WS_FLAGS"
 bufslab_ws_refusal() {
   [[ -x $BUFSLAB_WS_BIN ]] || { echo "$BUFSLAB_WS_BIN is not built"; return; }
@@ -157,7 +158,7 @@ if [[ -z $OUT ]]; then
 fi
 mkdir -p "$OUT"
 results=$OUT/results.tsv
-printf 'round\tsize\tserver\tmessages\tduration_us\tmps\tp50_us\tp99_us\tcpu_us_per_msg\tserver_cpu_pct\tclient_cpu_pct\n' >"$results"
+printf 'round\tsize\tserver\tmessages\tduration_us\tmps\tp50_us\tp99_us\tcpu_us_per_msg\tserver_cpu_pct\tclient_cpu_pct\tclient_us_per_msg\n' >"$results"
 
 # --- processes ------------------------------------------------------------------------------
 
@@ -263,12 +264,13 @@ run_load() {
         awk -v r="$round" -v sz="$size" -v n="$name" -v m="$msgs" -v dur="$dur" -v p50="$p50" \
           -v p99="$p99" -v cc="$ccpu" -v ticks=$((u1 - u0 + s1 - s0)) -v hz="$clk_tck" \
           -v t0="$t0" -v t1="$t1" 'BEGIN {
-            printf "%d\t%s\t%s\t%d\t%d\t%.0f\t%d\t%d\t%.3f\t%.0f\t%s\n", r, sz, n, m, dur,
-              m * 1e6 / dur, p50, p99, ticks * 1e6 / hz / m, 100 * ticks / hz / (t1 - t0), cc
+            printf "%d\t%s\t%s\t%d\t%d\t%.0f\t%d\t%d\t%.3f\t%.0f\t%s\t%.3f\n", r, sz, n, m, dur,
+              m * 1e6 / dur, p50, p99, ticks * 1e6 / hz / m, 100 * ticks / hz / (t1 - t0), cc,
+              (cc < 0 ? -1 : cc / 100 * dur / m)
           }' >>"$results"
         tail -n 1 "$results" | awk -F'\t' '{
-            printf "  round %s  %-4s  %-14s  %9.0f msg/s  p50 %6d us  p99 %6d us  CPU/msg %.2f us  (server CPU %s%%, client CPU %s%%)\n",
-              $1, $2, $3, $6, $7, $8, $9, $10, $11
+            printf "  round %s  %-4s  %-14s  %9.0f msg/s  p50 %6d us  p99 %6d us  CPU/msg %.2f us  (server CPU %s%%; client CPU %s%%, %.2f us/msg)\n",
+              $1, $2, $3, $6, $7, $8, $9, $10, $11, $12
           }'
       done
     done
@@ -282,12 +284,13 @@ print_table() {
     NR > 1 {
       k = $2 SUBSEP $3
       mps[k] = mps[k] " " $6; p50[k] = p50[k] " " $7; p99[k] = p99[k] " " $8
-      cpu[k] = cpu[k] " " $9; spct[k] = spct[k] " " $10; cpct[k] = cpct[k] " " $11; runs[k]++
+      cpu[k] = cpu[k] " " $9; spct[k] = spct[k] " " $10; cpct[k] = cpct[k] " " $11
+      cus[k] = cus[k] " " $12; runs[k]++
     }
     END {
       nz = split(order, sz, " "); nv = split(sorder, sv, " ")
-      printf "| size | server | messages/s | p50 | p99 | server CPU us/message | vs %s | server CPU | client CPU | runs |\n", sv[1]
-      printf "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+      printf "| size | server | messages/s | p50 | p99 | server CPU us/message | vs %s | server CPU | client CPU | client CPU us/message | runs |\n", sv[1]
+      printf "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
       for (i = 1; i <= nz; i++) {
         base = ""
         for (j = 1; j <= nv; j++) {
@@ -295,9 +298,9 @@ print_table() {
           if (!(k in runs)) continue
           c = median(cpu[k])
           if (base == "") base = c
-          printf "| %s | %s | %.0f | %d us | %d us | %.2f | %.2fx | %.0f%% | %.0f%% | %d |\n",
+          printf "| %s | %s | %.0f | %d us | %d us | %.2f | %.2fx | %.0f%% | %.0f%% | %.2f | %d |\n",
             sz[i], sv[j], median(mps[k]), median(p50[k]), median(p99[k]), c,
-            (base > 0 ? c / base : 0), median(spct[k]), median(cpct[k]), runs[k]
+            (base > 0 ? c / base : 0), median(spct[k]), median(cpct[k]), median(cus[k]), runs[k]
         }
       }
     }' "$results"

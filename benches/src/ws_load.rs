@@ -727,7 +727,10 @@ fn client_thread(
                         }
                         Ok(n) => {
                             c.decode(&mut buf[..n], &mut sh)?;
-                            if c.done {
+                            // A short read emptied the socket's queue, and on Linux any byte
+                            // arriving later raises a new edge: the read that would only say
+                            // EAGAIN is saved, one syscall per echo.
+                            if c.done || n < buf.len() {
                                 break;
                             }
                         }
