@@ -35,9 +35,12 @@ counted by a preloaded allocation counter.
 
 scenarios: plaintext json pipelined-16 echo-1k echo-chunked-64k not-found connect-close
            malformed-400 plaintext-queue plaintext-stack
+           WebSocket (a request is a message and its echo): ws-echo-32 ws-echo-4k ws-echo-64k
 subjects (built in), in process: server-demo-epoll server-demo-uring server-demo-auto hyper
+           ws-tungstenite ws-fastwebsockets (WebSocket scenarios only)
            as binaries: server-demo-bin-epoll server-demo-bin-uring server-demo-bin-auto
            hyper-bin may-minihttp-bin nginx (where installed)
+           bufslab-ws-bin (WebSocket only; skipped until server-demo takes --ws-echo)
 ";
 
 /// What the command line asks for.

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use bufslab_benches::{LoadError, WsClient};
 use serde::Serialize;
 use server_demo::PoolStats;
 
@@ -188,6 +189,8 @@ pub enum MeasureError {
     Server(SubjectError),
     /// An exchange failed.
     Client(ClientError),
+    /// A WebSocket exchange failed: the upgrade, a frame, or an echo that differs.
+    WebSocket(LoadError),
     /// A response was not what the scenario expects.
     Unexpected {
         /// The scenario's expectation.
@@ -210,6 +213,7 @@ impl fmt::Display for MeasureError {
             }
             MeasureError::Server(e) => write!(f, "server: {e}"),
             MeasureError::Client(e) => write!(f, "client: {e}"),
+            MeasureError::WebSocket(e) => write!(f, "WebSocket client: {e}"),
             MeasureError::Unexpected { expected, got } => write!(
                 f,
                 "expected status {} (close: {}), got {} (close: {}, {} body bytes)",
@@ -232,11 +236,18 @@ impl std::error::Error for MeasureError {
         match self {
             MeasureError::Server(e) => Some(e.as_ref()),
             MeasureError::Client(e) => Some(e),
+            MeasureError::WebSocket(e) => Some(e),
             MeasureError::NotApplicable
             | MeasureError::Unexpected { .. }
             | MeasureError::Stalled
             | MeasureError::NoCounts => None,
         }
+    }
+}
+
+impl From<LoadError> for MeasureError {
+    fn from(e: LoadError) -> Self {
+        MeasureError::WebSocket(e)
     }
 }
 
@@ -315,6 +326,8 @@ fn with_profile(mut m: Measurement, profile: Profile<'_>) -> Measurement {
 struct Prepared {
     scenario: Scenario,
     client: Client,
+    /// The WebSocket client, for a WebSocket scenario; `request` is then its payload.
+    ws: Option<WsClient>,
     request: Vec<u8>,
     expected: Expected,
     samples: Vec<Sample>,
@@ -346,6 +359,7 @@ impl Prepared {
         Prepared {
             scenario,
             client: Client::new(CLIENT_BUFFER),
+            ws: scenario.websocket_payload().map(WsClient::new),
             request: scenario.request(),
             expected: scenario.expected(),
             samples: Vec::with_capacity(usize::try_from(writes / step + 2).unwrap_or(0)),
@@ -374,7 +388,10 @@ impl Prepared {
         let addr = server.local_addr();
         let per_write = scenario.per_write();
 
-        if scenario.shape() == Shape::KeepAlive {
+        if let Some(ws) = &mut self.ws {
+            // Upgraded once, before warm-up: the window holds messages only.
+            ws.connect(addr, "/")?;
+        } else if scenario.shape() == Shape::KeepAlive {
             self.client.connect(addr)?;
         }
         for _ in 0..self.warm_writes {
@@ -420,6 +437,9 @@ impl Prepared {
 
         // Read the pool once every connection is gone: a block still rented then is a leak.
         self.client.close();
+        if let Some(ws) = &mut self.ws {
+            ws.close()?;
+        }
         settle(server.as_ref(), 0)?;
         let pool = server.pool();
         let strategy = server.free_list();
@@ -461,6 +481,10 @@ impl Prepared {
     /// One write's worth of exchange: a request (or a pipelined batch) and its responses,
     /// on a new connection where the scenario asks for one.
     fn once(&mut self, addr: SocketAddr) -> Result<(), MeasureError> {
+        if let Some(ws) = &mut self.ws {
+            ws.echo(&self.request, false)?;
+            return Ok(());
+        }
         let shape = self.scenario.shape();
         if shape == Shape::PerConnection {
             self.client.connect(addr)?;

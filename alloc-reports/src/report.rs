@@ -211,7 +211,12 @@ pub fn markdown(report: &Report) -> String {
         1 --io MODE`, `hyper_baseline --workers 1`; server-demo's binary keeps idle eviction \
         on its 10 s timer), `may-minihttp-bin` the load harness's `may_baseline --workers 1`, \
         and `nginx` Debian's nginx with one worker process, serving the same plaintext and \
-        json bodies with `return`. The allocation sites of each dhat run, start-up included, \
+        json bodies with `return`. In the WebSocket scenarios (`ws-echo-*`) a request is one \
+        masked binary message and its echo, on one connection upgraded before warm-up; \
+        `ws-tungstenite` is tokio-tungstenite as the WebSocket load harness's \
+        `ws_tungstenite` (its README's echo server), `ws-fastwebsockets` fastwebsockets over \
+        a hyper upgrade as `ws_fastwebsockets` (its echo example), both one current-thread \
+        tokio runtime. The allocation sites of each dhat run, start-up included, \
         are in `dhat-<server>-<scenario>.json` (open it in dhat's `dh_view.html`); \
         `allocs.svg` plots each window's cumulative allocations against its requests, one \
         panel per scenario, one line per server.\n",

@@ -271,7 +271,10 @@ mod tests {
                 "server-demo-bin-uring",
                 "hyper-bin",
                 "may-minihttp-bin",
-                "nginx"
+                "nginx",
+                "ws-tungstenite",
+                "ws-fastwebsockets",
+                "bufslab-ws-bin"
             ]
         );
         assert_eq!(
@@ -282,7 +285,10 @@ mod tests {
                 "server-demo-bin-auto",
                 "hyper-bin",
                 "may-minihttp-bin",
-                "nginx"
+                "nginx",
+                "ws-tungstenite",
+                "ws-fastwebsockets",
+                "bufslab-ws-bin"
             ]
         );
         assert_eq!(

@@ -56,6 +56,12 @@ pub enum Scenario {
     PlaintextQueue,
     /// [`Scenario::Plaintext`] on a pool with the stack free list.
     PlaintextStack,
+    /// One upgraded WebSocket connection: a masked 32-byte binary message, echoed.
+    WsEcho32,
+    /// The same with 4 KiB messages.
+    WsEcho4k,
+    /// The same with 64 KiB messages.
+    WsEcho64k,
 }
 
 /// A scenario name that is not one of [`Scenario::ALL`].
@@ -75,8 +81,25 @@ impl fmt::Display for UnknownScenario {
 impl std::error::Error for UnknownScenario {}
 
 impl Scenario {
-    /// Every scenario, in report order.
-    pub const ALL: [Scenario; 10] = [
+    /// Every scenario, in report order: the HTTP ones, then the WebSocket ones.
+    pub const ALL: [Scenario; 13] = [
+        Scenario::Plaintext,
+        Scenario::Json,
+        Scenario::Pipelined,
+        Scenario::EchoLength,
+        Scenario::EchoChunked,
+        Scenario::NotFound,
+        Scenario::ConnectClose,
+        Scenario::Malformed,
+        Scenario::PlaintextQueue,
+        Scenario::PlaintextStack,
+        Scenario::WsEcho32,
+        Scenario::WsEcho4k,
+        Scenario::WsEcho64k,
+    ];
+
+    /// The HTTP scenarios: every one but the WebSocket echoes.
+    pub const HTTP: [Scenario; 10] = [
         Scenario::Plaintext,
         Scenario::Json,
         Scenario::Pipelined,
@@ -88,6 +111,22 @@ impl Scenario {
         Scenario::PlaintextQueue,
         Scenario::PlaintextStack,
     ];
+
+    /// The WebSocket echo scenarios: a request is one message and its echo, on a connection
+    /// upgraded before warm-up.
+    pub const WEBSOCKET: [Scenario; 3] =
+        [Scenario::WsEcho32, Scenario::WsEcho4k, Scenario::WsEcho64k];
+
+    /// The payload length of a WebSocket echo scenario; `None` for an HTTP one.
+    #[must_use]
+    pub fn websocket_payload(self) -> Option<usize> {
+        match self {
+            Scenario::WsEcho32 => Some(32),
+            Scenario::WsEcho4k => Some(4 * 1024),
+            Scenario::WsEcho64k => Some(64 * 1024),
+            _ => None,
+        }
+    }
 
     /// The name used by `--scenario`, the report and the profile's file name.
     #[must_use]
@@ -103,6 +142,9 @@ impl Scenario {
             Scenario::Malformed => "malformed-400",
             Scenario::PlaintextQueue => "plaintext-queue",
             Scenario::PlaintextStack => "plaintext-stack",
+            Scenario::WsEcho32 => "ws-echo-32",
+            Scenario::WsEcho4k => "ws-echo-4k",
+            Scenario::WsEcho64k => "ws-echo-64k",
         }
     }
 
@@ -131,6 +173,9 @@ impl Scenario {
             Scenario::Malformed => "connect, malformed head (400, server closes)",
             Scenario::PlaintextQueue => "keep-alive GET /plaintext, queue free list",
             Scenario::PlaintextStack => "keep-alive GET /plaintext, stack free list",
+            Scenario::WsEcho32 => "WebSocket, masked 32 B binary message echoed",
+            Scenario::WsEcho4k => "WebSocket, masked 4 KiB binary message echoed",
+            Scenario::WsEcho64k => "WebSocket, masked 64 KiB binary message echoed",
         }
     }
 
@@ -162,7 +207,7 @@ impl Scenario {
         match self {
             Scenario::Pipelined => 160_000,
             // 64 KiB each way per request.
-            Scenario::EchoChunked => 10_000,
+            Scenario::EchoChunked | Scenario::WsEcho64k => 10_000,
             // Every cycle is a TCP handshake and teardown, and leaves a TIME_WAIT socket.
             Scenario::ConnectClose | Scenario::Malformed => 1_000,
             _ => 100_000,
@@ -178,16 +223,23 @@ impl Scenario {
         }
     }
 
-    /// The bytes of one write: one request, or a pipelined batch. Built once, before the
+    /// The bytes of one write: one request, or a pipelined batch; for a WebSocket scenario,
+    /// the message's payload (the client frames and masks it). Built once, before the
     /// measured window.
     #[must_use]
     pub fn request(self) -> Vec<u8> {
+        if let Some(len) = self.websocket_payload() {
+            return body(len);
+        }
         const PLAINTEXT: &[u8] = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\n\r\n";
         match self {
             Scenario::Plaintext
             | Scenario::PlaintextQueue
             | Scenario::PlaintextStack
-            | Scenario::ConnectClose => PLAINTEXT.to_vec(),
+            | Scenario::ConnectClose
+            | Scenario::WsEcho32
+            | Scenario::WsEcho4k
+            | Scenario::WsEcho64k => PLAINTEXT.to_vec(),
             Scenario::Json => b"GET /json HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
             Scenario::Pipelined => PLAINTEXT.repeat(PIPELINE),
             Scenario::NotFound => b"GET /missing HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
@@ -289,6 +341,19 @@ mod tests {
             assert_eq!(Scenario::from_name(s.name()), Ok(s));
         }
         assert!(Scenario::from_name("nope").is_err());
+    }
+
+    #[test]
+    fn http_and_websocket_make_all() {
+        let mut both = Scenario::HTTP.to_vec();
+        both.extend(Scenario::WEBSOCKET);
+        assert_eq!(both, Scenario::ALL);
+        assert!(Scenario::HTTP
+            .iter()
+            .all(|s| s.websocket_payload().is_none()));
+        assert!(Scenario::WEBSOCKET
+            .iter()
+            .all(|s| s.websocket_payload().is_some()));
     }
 
     #[test]

@@ -138,7 +138,7 @@ impl HyperServer {
     }
 }
 
-fn join(threads: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
+pub(crate) fn join(threads: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
     let mut result = Ok(());
     for t in threads {
         let r = t
@@ -151,7 +151,7 @@ fn join(threads: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
     result
 }
 
-fn bind(addr: SocketAddr) -> io::Result<StdListener> {
+pub(crate) fn bind(addr: SocketAddr) -> io::Result<StdListener> {
     let with_addr =
         |e: io::Error| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"));
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
@@ -167,10 +167,10 @@ fn bind(addr: SocketAddr) -> io::Result<StdListener> {
 
 /// Counts a connection as open for as long as its task lives (dropped when the connection
 /// ends, or when the runtime drops the task at stop).
-struct OpenConnection(Arc<AtomicU64>);
+pub(crate) struct OpenConnection(Arc<AtomicU64>);
 
 impl OpenConnection {
-    fn new(open: &Arc<AtomicU64>) -> Self {
+    pub(crate) fn new(open: &Arc<AtomicU64>) -> Self {
         open.fetch_add(1, Ordering::Relaxed);
         OpenConnection(Arc::clone(open))
     }

@@ -9,12 +9,16 @@ mod contenders;
 mod field_sum;
 mod hyper_server;
 mod server_framing;
+mod ws_echo;
+mod ws_load;
 
 pub use cli::{args_or_exit, parse_flags, serve_main, Flag};
 pub use contenders::{backends, fixtures, Contenders};
 pub use field_sum::{sum_bufslab, FieldSum};
 pub use hyper_server::HyperServer;
 pub use server_framing::{decide_framing, ServerFraming};
+pub use ws_echo::{WsEchoServer, WsPeer};
+pub use ws_load::{run_load, LoadConfig, LoadError, LoadReport, WsClient};
 
 /// The codec fixtures, the project's reference request bytes (`http-codec/tests/fixtures/`):
 /// name and bytes, one request head each (`post_json` with its body after it).

@@ -11,7 +11,7 @@ use crate::scenario::Scenario;
 /// hyper 1.x on a current-thread tokio runtime, tuned as in the load harness. Reported, not
 /// gated: it allocates per request and per connection by design.
 ///
-/// Every scenario applies but the pool free-list pair and `malformed-400`: hyper closes a
+/// Every HTTP scenario applies but the pool free-list pair and `malformed-400`: hyper closes a
 /// connection whose head does not parse without answering it, so that exchange, which waits
 /// for a `400`, cannot complete.
 #[derive(Clone, Copy, Debug, Default)]
@@ -23,7 +23,9 @@ impl Subject for Hyper {
     }
 
     fn applies_to(&self, scenario: Scenario) -> bool {
-        scenario.strategy().is_none() && scenario != Scenario::Malformed
+        scenario.strategy().is_none()
+            && scenario != Scenario::Malformed
+            && scenario.websocket_payload().is_none()
     }
 
     fn start(&self, _: Scenario) -> Result<Box<dyn Running>, SubjectError> {

@@ -80,6 +80,7 @@
 use std::net::SocketAddr;
 
 use ::server_demo::{IoMode, PoolStats};
+use bufslab_benches::WsPeer;
 
 use crate::measure::{HeapCounts, Method};
 use crate::scenario::Scenario;
@@ -87,10 +88,12 @@ use crate::scenario::Scenario;
 mod hyper;
 mod process;
 mod server_demo;
+mod ws_peer;
 
 pub use self::hyper::Hyper;
 pub use self::process::{Process, Program};
 pub use self::server_demo::ServerDemo;
+pub use self::ws_peer::WsEcho;
 
 /// Why a subject's server did not start or stop cleanly: whatever error the server has.
 pub type SubjectError = Box<dyn std::error::Error + Send + Sync>;
@@ -103,10 +106,11 @@ pub trait Subject {
     /// name of its own.
     fn name(&self) -> &str;
 
-    /// Whether `scenario` applies. By default every scenario that does not ask for a pool
-    /// free list ([`Scenario::strategy`]), which only a server built on bufslab can honour.
+    /// Whether `scenario` applies. By default every HTTP scenario that does not ask for a
+    /// pool free list ([`Scenario::strategy`]), which only a server built on bufslab can
+    /// honour; the WebSocket scenarios ([`Scenario::WEBSOCKET`]) only where a subject says so.
     fn applies_to(&self, scenario: Scenario) -> bool {
-        scenario.strategy().is_none()
+        scenario.strategy().is_none() && scenario.websocket_payload().is_none()
     }
 
     /// Starts a server for `scenario` in this process, listening on a free loopback port,
@@ -206,6 +210,9 @@ pub fn builtin() -> Vec<Box<dyn Subject>> {
         Box::new(process::hyper()),
         Box::new(process::may_minihttp()),
         Box::new(process::nginx()),
+        Box::new(WsEcho(WsPeer::Tungstenite)),
+        Box::new(WsEcho(WsPeer::FastWebSockets)),
+        Box::new(process::bufslab_ws()),
     ]
 }
 
@@ -252,6 +259,9 @@ mod tests {
                 "hyper-bin",
                 "may-minihttp-bin",
                 "nginx",
+                "ws-tungstenite",
+                "ws-fastwebsockets",
+                "bufslab-ws-bin",
             ]
         );
         assert!(names.iter().all(|n| valid_name(n)));
@@ -275,8 +285,10 @@ mod tests {
     #[test]
     fn pool_scenarios_apply_to_server_demo_only() {
         for s in Scenario::ALL {
-            assert!(ServerDemo::default().applies_to(s));
-            let hyper = s.strategy().is_none() && s != Scenario::Malformed;
+            let ws = s.websocket_payload().is_some();
+            assert_eq!(ServerDemo::default().applies_to(s), !ws);
+            assert_eq!(WsEcho(WsPeer::Tungstenite).applies_to(s), ws);
+            let hyper = s.strategy().is_none() && s != Scenario::Malformed && !ws;
             assert_eq!(Hyper.applies_to(s), hyper, "{}", s.name());
         }
     }

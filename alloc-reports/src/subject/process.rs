@@ -105,6 +105,7 @@ pub struct Process {
     free_list_flag: Option<(String, &'static str)>,
     io: Option<IoMode>,
     driver: Option<&'static str>,
+    needs_flag: Option<&'static str>,
     resolved: OnceLock<Result<PathBuf, String>>,
 }
 
@@ -121,10 +122,11 @@ impl Process {
             program,
             args: args.into_iter().map(Into::into).collect(),
             files: Vec::new(),
-            scenarios: |_| true,
+            scenarios: |s| s.websocket_payload().is_none(),
             free_list_flag: None,
             io: None,
             driver: None,
+            needs_flag: None,
             resolved: OnceLock::new(),
         }
     }
@@ -162,8 +164,9 @@ impl Process {
         self
     }
 
-    /// Only the scenarios `answers` takes apply (by default every one that asks for no pool
-    /// free list): those the server answers as [`Scenario::expected`] says.
+    /// Only the scenarios `answers` takes apply (by default every HTTP one that asks for no
+    /// pool free list): those the server answers as [`Scenario::expected`] says, or for the
+    /// WebSocket ones, whose messages it echoes.
     #[must_use]
     pub fn scenarios(mut self, answers: fn(Scenario) -> bool) -> Process {
         self.scenarios = answers;
@@ -194,6 +197,14 @@ impl Process {
     }
 
     /// The program's path, found or built on first use.
+    /// The subject is left out, saying so, where the program's `--help` does not name `flag`:
+    /// for a server whose feature has not landed yet, a clear reason instead of its usage.
+    #[must_use]
+    pub fn needs_flag(mut self, flag: &'static str) -> Process {
+        self.needs_flag = Some(flag);
+        self
+    }
+
     fn program(&self) -> Result<&Path, String> {
         self.resolved
             .get_or_init(|| resolve(&self.program))
@@ -291,8 +302,22 @@ impl Subject for Process {
     /// Where the program is missing or cannot be built, or does not start (server-demo's
     /// `--io uring` exits with status 2 and the reason where io_uring is refused).
     fn unavailable(&self) -> Option<String> {
-        if let Err(e) = self.program() {
-            return Some(e);
+        let program = match self.program() {
+            Ok(p) => p,
+            Err(e) => return Some(e),
+        };
+        if let Some(flag) = self.needs_flag {
+            let help = Command::new(program).arg("--help").output();
+            let named = help.is_ok_and(|o| {
+                String::from_utf8_lossy(&o.stdout).contains(flag)
+                    || String::from_utf8_lossy(&o.stderr).contains(flag)
+            });
+            if !named {
+                return Some(format!(
+                    "{} has no {flag} flag (not built into it yet)",
+                    program.display()
+                ));
+            }
         }
         let scenario = Scenario::ALL
             .into_iter()
@@ -734,6 +759,23 @@ pub(crate) fn may_minihttp() -> Process {
         ["--addr", "127.0.0.1:{port}", "--workers", "1"],
     )
     .scenarios(serves_plaintext_and_json)
+}
+
+/// bufslab's own WebSocket echo server, one worker: THE PLACE FOR IT once server/ serves
+/// WebSocket upgrades. It runs server-demo with `--ws-echo` (change the program and flags here
+/// if the echo lands elsewhere: another binary, an example). Until the binary takes the flag it
+/// is left out, saying so ([`Process::needs_flag`]).
+pub(crate) fn bufslab_ws() -> Process {
+    Process::new(
+        "bufslab-ws-bin",
+        Program::Workspace {
+            package: "server-demo",
+            bin: "server-demo",
+        },
+        ["--ws-echo", "--addr", "127.0.0.1:{port}", "--workers", "1"],
+    )
+    .needs_flag("--ws-echo")
+    .scenarios(|s| s.websocket_payload().is_some())
 }
 
 /// The scenarios a server that serves `/plaintext` and `/json` (404 otherwise) answers,
