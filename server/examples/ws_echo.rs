@@ -51,14 +51,36 @@ impl Service for Echo {
     }
 }
 
+/// `[PORT] [--addr IP:PORT] [--workers N]`: the load harness (`benches/load/ws.sh`) starts it
+/// with the last two, as it starts the peers.
 fn main() -> Result<(), bufslab_server::ServerError> {
     let mut config = Config::default();
-    if let Some(port) = std::env::args().nth(1).and_then(|p| p.parse().ok()) {
-        config.addr.set_port(port);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--addr" => match args.next().and_then(|a| a.parse().ok()) {
+                Some(addr) => config.addr = addr,
+                None => usage(),
+            },
+            "--workers" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) => config.workers = n,
+                None => usage(),
+            },
+            port => match port.parse() {
+                Ok(port) => config.addr.set_port(port),
+                Err(_) => usage(),
+            },
+        }
     }
     let server = Server::start(config, |_: WorkerInfo| Echo)?;
-    println!("ws://{}/ws", server.local_addr());
+    let addr = server.local_addr();
+    println!("listening on http://{addr}: the echo is at ws://{addr}/ws");
     server.join().map(|_| ())
+}
+
+fn usage() -> ! {
+    eprintln!("usage: ws_echo [PORT] [--addr IP:PORT] [--workers N]");
+    std::process::exit(2)
 }
 
 #[cfg(test)]
