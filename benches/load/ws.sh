@@ -21,14 +21,14 @@ over the rounds, the servers side by side per size.
   --connections N     connections per run (env CONNECTIONS, default 64)
   --window N          messages in flight per connection (env WINDOW, default 1)
   --servers LIST      comma-separated, from: bufslab-ws,tungstenite,fastwebsockets
-                      (env SERVERS, default all; bufslab-ws is skipped, saying why, while
-                      its server does not exist)
+                      (env SERVERS, default all; bufslab-ws is skipped, saying why, where
+                      its server is not built)
   --workers N         worker threads of every server (env WORKERS, default 1)
   --server-cpu LIST   CPUs the server is pinned to, as taskset -c takes them (env SERVER_CPU,
                       default 0)
   --client-cpu LIST   CPUs ws_load is pinned to; one client thread per CPU (env CLIENT_CPU,
                       default 1)
-  --path PATH         request target of the upgrade (env WS_PATH, default /)
+  --path PATH         request target of the upgrade (env WS_PATH, default /ws)
   --out DIR           where raw results and logs go (env OUT, default
                       $CARGO_TARGET_DIR/load-results/ws-<time>)
   --no-build          use the binaries already built (env BUILD=0)
@@ -36,8 +36,9 @@ over the rounds, the servers side by side per size.
 
 Servers: tungstenite = ws_tungstenite (tokio-tungstenite, its README's echo server);
 fastwebsockets = ws_fastwebsockets (fastwebsockets over a hyper upgrade, its echo example);
-bufslab-ws = bufslab's own WebSocket echo: BUFSLAB_WS_BIN (default target/release/server-demo)
-with BUFSLAB_WS_FLAGS (default --ws-echo), used once that binary's --help names the first flag.
+bufslab-ws = bufslab-server's WebSocket echo: BUFSLAB_WS_BIN (default the example
+target/release/examples/ws_echo) with BUFSLAB_WS_FLAGS (default none; where set, used once that
+binary's --help names the first flag).
 EOF
 }
 
@@ -54,7 +55,7 @@ SERVERS=${SERVERS:-bufslab-ws,tungstenite,fastwebsockets}
 WORKERS=${WORKERS:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
-WS_PATH=${WS_PATH:-/}
+WS_PATH=${WS_PATH:-/ws}
 OUT=${OUT:-}
 BUILD=${BUILD:-1}
 
@@ -115,7 +116,7 @@ if [[ $BUILD == 1 ]]; then
   (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p bufslab-benches \
     --bin ws_load --bin ws_tungstenite --bin ws_fastwebsockets)
   if want_server bufslab-ws && [[ -z ${BUFSLAB_WS_BIN:-} ]]; then
-    (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p server-demo --bin server-demo)
+    (cd "$root" && CARGO_TARGET_DIR=$target_dir cargo build --release -q -p bufslab-server --example ws_echo)
   fi
 fi
 for b in ws_load ws_tungstenite ws_fastwebsockets; do
@@ -123,13 +124,12 @@ for b in ws_load ws_tungstenite ws_fastwebsockets; do
 done
 
 # ---------------------------------------------------------------------------------------------
-# bufslab's WebSocket echo server. THIS IS WHERE IT GOES once server/ serves WebSocket
-# upgrades: a command that listens on 127.0.0.1:0 (or the --addr it is given), prints
+# bufslab's WebSocket echo server: a command that listens on the --addr it is given, prints
 # `listening on http://127.0.0.1:PORT`, and echoes every text and binary message on WS_PATH.
-# Until its binary has the flag, the entry is skipped with a message and the peers still run.
-BUFSLAB_WS_BIN=${BUFSLAB_WS_BIN:-$bin/server-demo}
-# Set but empty: the binary takes no extra flag.
-BUFSLAB_WS_FLAGS=${BUFSLAB_WS_FLAGS---ws-echo}
+# Another binary can stand in with BUFSLAB_WS_BIN and BUFSLAB_WS_FLAGS; one whose --help does
+# not name the first flag is skipped with a message and the peers still run.
+BUFSLAB_WS_BIN=${BUFSLAB_WS_BIN:-$bin/examples/ws_echo}
+BUFSLAB_WS_FLAGS=${BUFSLAB_WS_FLAGS:-}
 read -r -a bufslab_ws_flags <<<"$BUFSLAB_WS_FLAGS"
 bufslab_ws_refusal() {
   [[ -x $BUFSLAB_WS_BIN ]] || { echo "$BUFSLAB_WS_BIN is not built"; return; }
