@@ -11,6 +11,7 @@ mod hyper_server;
 mod server_framing;
 mod ws_echo;
 mod ws_load;
+mod ws_peer_main;
 
 pub use cli::{args_or_exit, parse_flags, serve_main, Flag};
 pub use contenders::{backends, fixtures, Contenders};
@@ -19,6 +20,7 @@ pub use hyper_server::HyperServer;
 pub use server_framing::{decide_framing, ServerFraming};
 pub use ws_echo::{WsEchoServer, WsPeer};
 pub use ws_load::{run_load, LoadConfig, LoadError, LoadReport, WsClient};
+pub use ws_peer_main::ws_peer_main;
 
 /// The codec fixtures, the project's reference request bytes (`http-codec/tests/fixtures/`):
 /// name and bytes, one request head each (`post_json` with its body after it).

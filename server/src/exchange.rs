@@ -932,37 +932,22 @@ pub struct Response<'e, 'a> {
 impl<'a> Response<'_, 'a> {
     /// Adds a known header. The value is checked (no control byte but HTAB, no DEL), so one
     /// taken from input cannot inject a header.
-    pub fn header(mut self, name: KnownHeader, value: &[u8]) -> Self {
-        if self.error.is_none() {
-            if is_reserved(name) {
-                self.error = Some(ResponseError::ReservedHeader);
-            } else if !is_field_value(value) {
-                self.error = Some(ResponseError::InvalidHeader);
-            } else {
-                self.line(name.canonical().as_bytes(), value);
-            }
-        }
-        self
+    pub fn header(self, name: KnownHeader, value: &[u8]) -> Self {
+        self.line(HeaderName::Known(name), value)
     }
 
     /// Adds any header, after checking the name (a token) and the value.
-    pub fn header_raw(mut self, name: &[u8], value: &[u8]) -> Self {
-        if self.error.is_none() {
-            match KnownHeader::from_bytes(name) {
-                Some(known) => return self.header(known, value),
-                None if !is_field_name(name) || !is_field_value(value) => {
-                    self.error = Some(ResponseError::InvalidHeader);
-                }
-                None => self.line(name, value),
-            }
-        }
-        self
+    pub fn header_raw(self, name: &[u8], value: &[u8]) -> Self {
+        self.line(HeaderName::Raw(name), value)
     }
 
-    fn line(&mut self, name: &[u8], value: &[u8]) {
-        if let Err(e) = self.ex.put_all(&[b"\r\n", name, b": ", value]) {
-            self.error = Some(e);
+    fn line(mut self, name: HeaderName<'_>, value: &[u8]) -> Self {
+        if self.error.is_none() {
+            let written = header_line(name, value)
+                .and_then(|name| self.ex.put_all(&[b"\r\n", name, b": ", value]));
+            self.error = written.err();
         }
+        self
     }
 
     /// Checks that a body of `len` bytes (`None`: chunked) may end this head, and notes the
@@ -1267,6 +1252,37 @@ fn build_head(status: u16, headers: &[(KnownHeader, &[u8])]) -> Result<Vec<u8>, 
             .map_err(|_| ResponseError::InvalidHeader)?;
     }
     Ok(head)
+}
+
+/// A header name a service adds to a head it builds: known, or any bytes to be checked.
+#[derive(Clone, Copy)]
+pub(crate) enum HeaderName<'n> {
+    Known(KnownHeader),
+    Raw(&'n [u8]),
+}
+
+/// The checks every header a service adds goes through, whichever head it goes into: the
+/// name to write (a known one in its canonical spelling, whichever way it was given), or why
+/// the line is refused: a header only the engine writes, a name that is not a token, or a
+/// value with a control byte other than HTAB (which could inject a header).
+pub(crate) fn header_line<'n>(
+    name: HeaderName<'n>,
+    value: &[u8],
+) -> Result<&'n [u8], ResponseError> {
+    let known = match name {
+        HeaderName::Known(k) => Some(k),
+        HeaderName::Raw(raw) => KnownHeader::from_bytes(raw),
+    };
+    let name = match (known, name) {
+        (Some(k), _) if is_reserved(k) => return Err(ResponseError::ReservedHeader),
+        (Some(k), _) => k.canonical().as_bytes(),
+        (None, HeaderName::Raw(raw)) if is_field_name(raw) => raw,
+        (None, _) => return Err(ResponseError::InvalidHeader),
+    };
+    if !is_field_value(value) {
+        return Err(ResponseError::InvalidHeader);
+    }
+    Ok(name)
 }
 
 /// Headers only the engine writes: they frame the message or govern the connection.

@@ -12,10 +12,12 @@
 use std::fmt;
 
 use bufslab::PoolBuf;
-use bufslab_http::{is_field_name, is_field_value, KnownHeader, Request, Version};
+use bufslab_http::{is_field_name, KnownHeader, Request, Version};
 
 use crate::deferred::Deferred;
-use crate::exchange::{flag, Ctx, Exchange, ExchangeState, Progress, ResponseError};
+use crate::exchange::{
+    flag, header_line, Ctx, Exchange, ExchangeState, HeaderName, Progress, ResponseError,
+};
 use crate::out_queue::OutQueue;
 use crate::owned_body::OwnedBody;
 use crate::stats::ServerStats;
@@ -368,37 +370,22 @@ pub struct Switch<'e, 'a> {
 impl Switch<'_, '_> {
     /// Adds a known header (`Sec-WebSocket-Accept`, say). `Connection` and `Upgrade` are the
     /// engine's.
-    pub fn header(mut self, name: KnownHeader, value: &[u8]) -> Self {
-        if self.error.is_none() {
-            if crate::exchange::is_reserved(name) {
-                self.error = Some(ResponseError::ReservedHeader);
-            } else if !is_field_value(value) {
-                self.error = Some(ResponseError::InvalidHeader);
-            } else {
-                self.line(name.canonical().as_bytes(), value);
-            }
-        }
-        self
+    pub fn header(self, name: KnownHeader, value: &[u8]) -> Self {
+        self.line(HeaderName::Known(name), value)
     }
 
     /// Adds any header, after checking the name (a token) and the value.
-    pub fn header_raw(mut self, name: &[u8], value: &[u8]) -> Self {
-        if self.error.is_none() {
-            match KnownHeader::from_bytes(name) {
-                Some(known) => return self.header(known, value),
-                None if !is_field_name(name) || !is_field_value(value) => {
-                    self.error = Some(ResponseError::InvalidHeader);
-                }
-                None => self.line(name, value),
-            }
-        }
-        self
+    pub fn header_raw(self, name: &[u8], value: &[u8]) -> Self {
+        self.line(HeaderName::Raw(name), value)
     }
 
-    fn line(&mut self, name: &[u8], value: &[u8]) {
-        if let Err(e) = self.ex.put_raw(&[b"\r\n", name, b": ", value]) {
-            self.error = Some(e);
+    fn line(mut self, name: HeaderName<'_>, value: &[u8]) -> Self {
+        if self.error.is_none() {
+            let written = header_line(name, value)
+                .and_then(|name| self.ex.put_raw(&[b"\r\n", name, b": ", value]));
+            self.error = written.err();
         }
+        self
     }
 
     /// Ends the `101`: from the next event on, the connection is the service's
