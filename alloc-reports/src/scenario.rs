@@ -82,21 +82,19 @@ impl std::error::Error for UnknownScenario {}
 
 impl Scenario {
     /// Every scenario, in report order: the HTTP ones, then the WebSocket ones.
-    pub const ALL: [Scenario; 13] = [
-        Scenario::Plaintext,
-        Scenario::Json,
-        Scenario::Pipelined,
-        Scenario::EchoLength,
-        Scenario::EchoChunked,
-        Scenario::NotFound,
-        Scenario::ConnectClose,
-        Scenario::Malformed,
-        Scenario::PlaintextQueue,
-        Scenario::PlaintextStack,
-        Scenario::WsEcho32,
-        Scenario::WsEcho4k,
-        Scenario::WsEcho64k,
-    ];
+    pub const ALL: [Scenario; 13] = {
+        let mut all = [Scenario::Plaintext; 13];
+        let mut i = 0;
+        while i < Scenario::HTTP.len() {
+            all[i] = Scenario::HTTP[i];
+            i += 1;
+        }
+        while i < all.len() {
+            all[i] = Scenario::WEBSOCKET[i - Scenario::HTTP.len()];
+            i += 1;
+        }
+        all
+    };
 
     /// The HTTP scenarios: every one but the WebSocket echoes.
     pub const HTTP: [Scenario; 10] = [

@@ -5,6 +5,8 @@
 //! about a second to compile, and the binaries keep their own usage texts and error wording.
 
 use std::fmt::Display;
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 /// The start of `main` in this crate's binaries: the parsed arguments, or the exit code once
@@ -196,5 +198,54 @@ mod tests {
             args_or_exit::<u8, _>("x", usage, Err("bad")),
             Err(ExitCode::from(2))
         );
+    }
+}
+
+/// The command line of the peer servers that listen like server-demo: `--addr ADDR`, `--port N`
+/// (for `--addr 127.0.0.1:N`) and `--workers N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerArgs {
+    /// Listen address (default 127.0.0.1:8080; port 0: any free port).
+    pub addr: SocketAddr,
+    /// Worker threads.
+    pub workers: usize,
+}
+
+impl ServerArgs {
+    /// Parses `args` with [`parse_flags`]; `Ok(None)` for `--help`. `workers` is the default
+    /// worker count.
+    ///
+    /// # Errors
+    /// A missing or bad value, an unknown flag, or an argument that is not a flag.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_benches::ServerArgs;
+    ///
+    /// let args = ["--port", "0", "--workers", "2"].map(String::from);
+    /// let parsed = ServerArgs::parse(args, 1).unwrap().unwrap();
+    /// assert_eq!((parsed.addr.port(), parsed.workers), (0, 2));
+    /// ```
+    pub fn parse(
+        args: impl IntoIterator<Item = String>,
+        workers: usize,
+    ) -> Result<Option<ServerArgs>, String> {
+        let mut parsed = ServerArgs {
+            addr: ([127, 0, 0, 1], 8080).into(),
+            workers,
+        };
+        let done = parse_flags(args, |f| {
+            match f.name() {
+                "--addr" => parsed.addr = f.parse("an address like 127.0.0.1:8080")?,
+                "--port" => {
+                    parsed.addr = ([127, 0, 0, 1], f.parse::<u16>("a port number")?).into();
+                }
+                "--workers" => parsed.workers = f.parse::<NonZeroUsize>("a positive number")?.get(),
+                _ => return Err(f.unknown()),
+            }
+            Ok(())
+        })?;
+        Ok(done.map(|()| parsed))
     }
 }

@@ -18,10 +18,10 @@
 
 use std::convert::Infallible;
 use std::io;
-use std::net::{SocketAddr, TcpListener as StdListener};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -33,12 +33,8 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
-use socket2::{Domain, Protocol, Socket, Type};
-use tokio::sync::oneshot;
 
-/// Same backlog as server-demo's listeners, so neither refuses a connection burst the other
-/// would queue.
-const BACKLOG: i32 = 4096;
+use crate::workers::{OpenConnection, Workers};
 
 const PLAINTEXT: &[u8] = b"Hello, World!";
 
@@ -51,18 +47,7 @@ type Body = Either<Full<Bytes>, Incoming>;
 
 /// A running hyper server: its worker threads, each with a current-thread runtime.
 #[derive(Debug)]
-pub struct HyperServer {
-    addr: SocketAddr,
-    workers: Vec<Worker>,
-    open: Arc<AtomicU64>,
-}
-
-/// One worker thread and the sender that stops it.
-#[derive(Debug)]
-struct Worker {
-    stop: oneshot::Sender<()>,
-    thread: JoinHandle<io::Result<()>>,
-}
+pub struct HyperServer(Workers);
 
 impl HyperServer {
     /// Binds `workers` listeners on `addr` (port 0: any free port, the same one for all) and
@@ -71,41 +56,19 @@ impl HyperServer {
     /// # Errors
     /// When a listener cannot be bound or a thread cannot be spawned.
     pub fn start(addr: SocketAddr, workers: usize) -> io::Result<HyperServer> {
-        // Bind every listener before any worker starts, so a client that sees the address is
-        // never refused. The first resolves port 0; the others join it on its port.
-        let first = bind(addr)?;
-        let addr = first.local_addr()?;
-        let mut listeners = vec![first];
-        for _ in 1..workers {
-            listeners.push(bind(addr)?);
-        }
-        let open = Arc::new(AtomicU64::new(0));
-        let mut server = HyperServer {
-            addr,
-            workers: Vec::with_capacity(workers),
-            open,
-        };
-        for (id, listener) in listeners.into_iter().enumerate() {
-            let (stop, stopped) = oneshot::channel();
-            let open = Arc::clone(&server.open);
-            let thread = thread::Builder::new()
-                .name(format!("hyper-worker-{id}"))
-                .spawn(move || worker(listener, stopped, open))?;
-            server.workers.push(Worker { stop, thread });
-        }
-        Ok(server)
+        Workers::start(addr, workers, "hyper", accept).map(HyperServer)
     }
 
     /// The address the listeners are bound to.
     #[must_use]
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.0.local_addr()
     }
 
     /// Connections accepted and not yet closed, over all workers.
     #[must_use]
     pub fn open_connections(&self) -> u64 {
-        self.open.load(Ordering::Relaxed)
+        self.0.open_connections()
     }
 
     /// Stops every worker (connections still open are dropped) and waits for their threads.
@@ -113,16 +76,7 @@ impl HyperServer {
     /// # Errors
     /// A worker's error, or a panicked worker.
     pub fn stop(self) -> io::Result<()> {
-        let threads: Vec<_> = self
-            .workers
-            .into_iter()
-            .map(|w| {
-                // A worker that already ended has dropped its receiver; nothing to stop.
-                let _ = w.stop.send(());
-                w.thread
-            })
-            .collect();
-        join(threads)
+        self.0.stop()
     }
 
     /// Serves until a worker fails (they do not end otherwise).
@@ -130,78 +84,8 @@ impl HyperServer {
     /// # Errors
     /// The first worker's error, or a panicked worker.
     pub fn wait(self) -> io::Result<()> {
-        let (stops, threads): (Vec<_>, Vec<_>) =
-            self.workers.into_iter().map(|w| (w.stop, w.thread)).unzip();
-        let result = join(threads);
-        drop(stops);
-        result
+        self.0.wait()
     }
-}
-
-pub(crate) fn join(threads: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
-    let mut result = Ok(());
-    for t in threads {
-        let r = t
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
-        if result.is_ok() {
-            result = r;
-        }
-    }
-    result
-}
-
-pub(crate) fn bind(addr: SocketAddr) -> io::Result<StdListener> {
-    let with_addr =
-        |e: io::Error| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"));
-    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    sock.set_reuse_address(true).map_err(with_addr)?;
-    // Each worker accepts on its own socket and the kernel hashes connections over them: no
-    // shared accept queue, no work stealing, as in server-demo.
-    sock.set_reuse_port(true).map_err(with_addr)?;
-    sock.set_nonblocking(true).map_err(with_addr)?;
-    sock.bind(&addr.into()).map_err(with_addr)?;
-    sock.listen(BACKLOG).map_err(with_addr)?;
-    Ok(sock.into())
-}
-
-/// Counts a connection as open for as long as its task lives (dropped when the connection
-/// ends, or when the runtime drops the task at stop).
-pub(crate) struct OpenConnection(Arc<AtomicU64>);
-
-impl OpenConnection {
-    pub(crate) fn new(open: &Arc<AtomicU64>) -> Self {
-        open.fetch_add(1, Ordering::Relaxed);
-        OpenConnection(Arc::clone(open))
-    }
-}
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// One worker: a current-thread runtime (no cross-thread wake-ups or task migration) that
-/// accepts on its own listener and drives its connections, until `stop` fires or its sender
-/// is dropped. Dropping the runtime then drops every connection's task.
-fn worker(
-    listener: StdListener,
-    stop: oneshot::Receiver<()>,
-    open: Arc<AtomicU64>,
-) -> io::Result<()> {
-    // No time driver: nothing here sleeps on tokio's clock, and without one each park skips
-    // the timer wheel.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        let accepting = tokio::spawn(accept(listener, open));
-        let _ = stop.await;
-        accepting.abort();
-        Ok(())
-    })
 }
 
 /// Accepts connections and spawns a task serving each.

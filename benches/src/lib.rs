@@ -9,11 +9,12 @@ mod contenders;
 mod field_sum;
 mod hyper_server;
 mod server_framing;
+mod workers;
 mod ws_echo;
 mod ws_load;
 mod ws_peer_main;
 
-pub use cli::{args_or_exit, parse_flags, serve_main, Flag};
+pub use cli::{args_or_exit, parse_flags, serve_main, Flag, ServerArgs};
 pub use contenders::{backends, fixtures, Contenders};
 pub use field_sum::{sum_bufslab, FieldSum};
 pub use hyper_server::HyperServer;

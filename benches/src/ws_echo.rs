@@ -28,10 +28,10 @@
 //! ```
 
 use std::io;
-use std::net::{SocketAddr, TcpListener as StdListener};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::Duration;
 
 use fastwebsockets::{upgrade, FragmentCollector, OpCode, WebSocketError};
@@ -43,9 +43,8 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
 
-use crate::hyper_server::{bind, join, OpenConnection};
+use crate::workers::{OpenConnection, Workers};
 
 /// Which peer library serves the echo.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,17 +71,7 @@ impl WsPeer {
 
 /// A running WebSocket echo server: its worker threads, each with a current-thread runtime.
 #[derive(Debug)]
-pub struct WsEchoServer {
-    addr: SocketAddr,
-    workers: Vec<Worker>,
-    open: Arc<AtomicU64>,
-}
-
-#[derive(Debug)]
-struct Worker {
-    stop: oneshot::Sender<()>,
-    thread: JoinHandle<io::Result<()>>,
-}
+pub struct WsEchoServer(Workers);
 
 impl WsEchoServer {
     /// Binds `workers` listeners on `addr` (port 0: any free port, the same one for all) and
@@ -91,40 +80,22 @@ impl WsEchoServer {
     /// # Errors
     /// When a listener cannot be bound or a thread cannot be spawned.
     pub fn start(peer: WsPeer, addr: SocketAddr, workers: usize) -> io::Result<WsEchoServer> {
-        // Every listener is bound before any worker starts, so a client that sees the address
-        // is never refused; the first resolves port 0 for the others.
-        let first = bind(addr)?;
-        let addr = first.local_addr()?;
-        let mut listeners = vec![first];
-        for _ in 1..workers {
-            listeners.push(bind(addr)?);
-        }
-        let mut server = WsEchoServer {
-            addr,
-            workers: Vec::with_capacity(workers),
-            open: Arc::new(AtomicU64::new(0)),
-        };
-        for (id, listener) in listeners.into_iter().enumerate() {
-            let (stop, stopped) = oneshot::channel();
-            let open = Arc::clone(&server.open);
-            let thread = thread::Builder::new()
-                .name(format!("{}-worker-{id}", peer.name()))
-                .spawn(move || worker(peer, listener, stopped, open))?;
-            server.workers.push(Worker { stop, thread });
-        }
-        Ok(server)
+        Workers::start(addr, workers, peer.name(), move |listener, open| {
+            accept(peer, listener, open)
+        })
+        .map(WsEchoServer)
     }
 
     /// The address the listeners are bound to.
     #[must_use]
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.0.local_addr()
     }
 
     /// Connections accepted and not yet closed, over all workers.
     #[must_use]
     pub fn open_connections(&self) -> u64 {
-        self.open.load(Ordering::Relaxed)
+        self.0.open_connections()
     }
 
     /// Stops every worker (open connections are dropped) and waits for their threads.
@@ -132,16 +103,7 @@ impl WsEchoServer {
     /// # Errors
     /// A worker's error, or a panicked worker.
     pub fn stop(self) -> io::Result<()> {
-        let threads: Vec<_> = self
-            .workers
-            .into_iter()
-            .map(|w| {
-                // A worker that already ended has dropped its receiver: nothing to stop.
-                let _ = w.stop.send(());
-                w.thread
-            })
-            .collect();
-        join(threads)
+        self.0.stop()
     }
 
     /// Serves until a worker fails (they do not end otherwise).
@@ -149,31 +111,8 @@ impl WsEchoServer {
     /// # Errors
     /// The first worker's error, or a panicked worker.
     pub fn wait(self) -> io::Result<()> {
-        let (stops, threads): (Vec<_>, Vec<_>) =
-            self.workers.into_iter().map(|w| (w.stop, w.thread)).unzip();
-        let result = join(threads);
-        drop(stops);
-        result
+        self.0.wait()
     }
-}
-
-fn worker(
-    peer: WsPeer,
-    listener: StdListener,
-    stop: oneshot::Receiver<()>,
-    open: Arc<AtomicU64>,
-) -> io::Result<()> {
-    // No time driver, as in the hyper baseline: neither echo sleeps on tokio's clock.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        let accepting = tokio::spawn(accept(peer, listener, open));
-        let _ = stop.await;
-        accepting.abort();
-        Ok(())
-    })
 }
 
 async fn accept(peer: WsPeer, listener: tokio::net::TcpListener, open: Arc<AtomicU64>) {

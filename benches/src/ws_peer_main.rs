@@ -3,31 +3,9 @@
 //! harness (`benches/load/ws.sh`) starts them all alike.
 
 use std::io;
-use std::net::SocketAddr;
-use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
-use crate::{WsEchoServer, WsPeer};
-
-struct Args {
-    addr: SocketAddr,
-    workers: usize,
-}
-
-fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut addr: SocketAddr = ([127, 0, 0, 1], 8080).into();
-    let mut workers = 1;
-    let parsed = crate::parse_flags(args, |f| {
-        match f.name() {
-            "--addr" => addr = f.parse("an address like 127.0.0.1:8080")?,
-            "--port" => addr = ([127, 0, 0, 1], f.parse::<u16>("a port number")?).into(),
-            "--workers" => workers = f.parse::<NonZeroUsize>("a positive number")?.get(),
-            _ => return Err(f.unknown()),
-        }
-        Ok(())
-    })?;
-    Ok(parsed.map(|()| Args { addr, workers }))
-}
+use crate::{ServerArgs, WsEchoServer, WsPeer};
 
 /// `main` of the binary `program`, serving `peer`'s echo: `[--addr ADDR] [--port N]
 /// [--workers N]`, then `<program> listening on http://ADDR with N worker(s)`.
@@ -46,7 +24,7 @@ Accepts a WebSocket upgrade on any path and echoes every text and binary message
 pings, and close frames with a close frame.
 "
     );
-    let run = |args: &Args| -> io::Result<()> {
+    let run = |args: &ServerArgs| -> io::Result<()> {
         let server = WsEchoServer::start(peer, args.addr, args.workers)?;
         println!(
             "{program} listening on http://{} with {} worker(s)",
@@ -55,5 +33,5 @@ pings, and close frames with a close frame.
         );
         server.wait()
     };
-    crate::serve_main(program, &usage, parse_args, run)
+    crate::serve_main(program, &usage, |args| ServerArgs::parse(args, 1), run)
 }

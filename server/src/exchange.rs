@@ -930,25 +930,7 @@ pub struct Response<'e, 'a> {
 }
 
 impl<'a> Response<'_, 'a> {
-    /// Adds a known header. The value is checked (no control byte but HTAB, no DEL), so one
-    /// taken from input cannot inject a header.
-    pub fn header(self, name: KnownHeader, value: &[u8]) -> Self {
-        self.line(HeaderName::Known(name), value)
-    }
-
-    /// Adds any header, after checking the name (a token) and the value.
-    pub fn header_raw(self, name: &[u8], value: &[u8]) -> Self {
-        self.line(HeaderName::Raw(name), value)
-    }
-
-    fn line(mut self, name: HeaderName<'_>, value: &[u8]) -> Self {
-        if self.error.is_none() {
-            let written = header_line(name, value)
-                .and_then(|name| self.ex.put_all(&[b"\r\n", name, b": ", value]));
-            self.error = written.err();
-        }
-        self
-    }
+    header_methods!(put_all);
 
     /// Checks that a body of `len` bytes (`None`: chunked) may end this head, and notes the
     /// framing it takes: for HTTP/1.0, a body of unknown length is delimited by the close.
@@ -1253,6 +1235,36 @@ fn build_head(status: u16, headers: &[(KnownHeader, &[u8])]) -> Result<Vec<u8>, 
     }
     Ok(head)
 }
+
+/// `header`, `header_raw` and the line they share, for a head a service builds (`Response`,
+/// `Switch`: a struct with fields `ex: &mut Exchange` and `error: Option<ResponseError>`), the
+/// line written by `Exchange::$put`. Every line goes through [`header_line`]; the first refusal
+/// spoils the head, and later lines are not written.
+macro_rules! header_methods {
+    ($put:ident) => {
+        /// Adds a known header. The value is checked (no control byte but HTAB, no DEL), so
+        /// one taken from input cannot inject a header; the headers that frame the message or
+        /// govern the connection are the engine's.
+        pub fn header(self, name: KnownHeader, value: &[u8]) -> Self {
+            self.line($crate::exchange::HeaderName::Known(name), value)
+        }
+
+        /// Adds any header, after checking the name (a token) and the value.
+        pub fn header_raw(self, name: &[u8], value: &[u8]) -> Self {
+            self.line($crate::exchange::HeaderName::Raw(name), value)
+        }
+
+        fn line(mut self, name: $crate::exchange::HeaderName<'_>, value: &[u8]) -> Self {
+            if self.error.is_none() {
+                let written = $crate::exchange::header_line(name, value)
+                    .and_then(|name| self.ex.$put(&[b"\r\n", name, b": ", value]));
+                self.error = written.err();
+            }
+            self
+        }
+    };
+}
+pub(crate) use header_methods;
 
 /// A header name a service adds to a head it builds: known, or any bytes to be checked.
 #[derive(Clone, Copy)]

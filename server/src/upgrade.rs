@@ -16,7 +16,7 @@ use bufslab_http::{is_field_name, KnownHeader, Request, Version};
 
 use crate::deferred::Deferred;
 use crate::exchange::{
-    flag, header_line, Ctx, Exchange, ExchangeState, HeaderName, Progress, ResponseError,
+    flag, header_methods, Ctx, Exchange, ExchangeState, Progress, ResponseError,
 };
 use crate::out_queue::OutQueue;
 use crate::owned_body::OwnedBody;
@@ -368,25 +368,8 @@ pub struct Switch<'e, 'a> {
 }
 
 impl Switch<'_, '_> {
-    /// Adds a known header (`Sec-WebSocket-Accept`, say). `Connection` and `Upgrade` are the
-    /// engine's.
-    pub fn header(self, name: KnownHeader, value: &[u8]) -> Self {
-        self.line(HeaderName::Known(name), value)
-    }
-
-    /// Adds any header, after checking the name (a token) and the value.
-    pub fn header_raw(self, name: &[u8], value: &[u8]) -> Self {
-        self.line(HeaderName::Raw(name), value)
-    }
-
-    fn line(mut self, name: HeaderName<'_>, value: &[u8]) -> Self {
-        if self.error.is_none() {
-            let written = header_line(name, value)
-                .and_then(|name| self.ex.put_raw(&[b"\r\n", name, b": ", value]));
-            self.error = written.err();
-        }
-        self
-    }
+    // `Sec-WebSocket-Accept`, say; `Connection` and `Upgrade` are the engine's.
+    header_methods!(put_raw);
 
     /// Ends the `101`: from the next event on, the connection is the service's
     /// ([`Service::upgraded`](crate::Service::upgraded) gets [`UpgradeEvent::Start`] once the

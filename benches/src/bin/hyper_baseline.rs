@@ -5,12 +5,10 @@
 #![forbid(unsafe_code)]
 
 use std::io;
-use std::net::SocketAddr;
-use std::num::NonZeroUsize;
 use std::process::ExitCode;
 use std::thread;
 
-use bufslab_benches::HyperServer;
+use bufslab_benches::{HyperServer, ServerArgs};
 
 const USAGE: &str = "\
 usage: hyper_baseline [flags]
@@ -25,31 +23,17 @@ Endpoints as server-demo's: GET /plaintext, GET /json, POST /echo (HEAD of the G
 405 with Allow for a known path and the wrong method, 404 otherwise.
 ";
 
-struct Args {
-    addr: SocketAddr,
-    workers: usize,
-}
-
-fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut addr: SocketAddr = ([127, 0, 0, 1], 8080).into();
-    let mut workers = thread::available_parallelism().map_or(1, |n| n.get());
-    let parsed = bufslab_benches::parse_flags(args, |f| {
-        match f.name() {
-            "--addr" => addr = f.parse("an address like 127.0.0.1:8080")?,
-            "--port" => addr = ([127, 0, 0, 1], f.parse::<u16>("a port number")?).into(),
-            "--workers" => workers = f.parse::<NonZeroUsize>("a positive number")?.get(),
-            _ => return Err(f.unknown()),
-        }
-        Ok(())
-    })?;
-    Ok(parsed.map(|()| Args { addr, workers }))
-}
-
 fn main() -> ExitCode {
-    bufslab_benches::serve_main("hyper_baseline", USAGE, parse_args, run)
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    bufslab_benches::serve_main(
+        "hyper_baseline",
+        USAGE,
+        |args| ServerArgs::parse(args, cores),
+        run,
+    )
 }
 
-fn run(args: &Args) -> io::Result<()> {
+fn run(args: &ServerArgs) -> io::Result<()> {
     let server = HyperServer::start(args.addr, args.workers)?;
     println!(
         "hyper_baseline listening on http://{} with {} worker(s)",
