@@ -34,16 +34,11 @@
 //!     }
 //!
 //!     fn upgraded(&mut self, ev: UpgradeEvent<'_>, up: &mut Upgraded<'_>, ws: &mut Self::State) {
-//!         match ws {
-//!             Some(ws) => ws.on_event(ev, up, self),
-//!             None => up.close(),
-//!         }
+//!         WebSocket::on_upgraded(ws, ev, up, self);
 //!     }
 //!
 //!     fn upgrade_ended(&mut self, ws: &mut Self::State) {
-//!         if let Some(ws) = ws {
-//!             ws.ended(self);
-//!         }
+//!         WebSocket::on_ended(ws, self);
 //!     }
 //! }
 //!
@@ -508,6 +503,29 @@ impl WebSocket {
     pub fn ended<H: WsHandler + ?Sized>(&mut self, handler: &mut H) {
         self.msg = None;
         self.tell(handler, CloseCode::ABNORMAL);
+    }
+
+    /// [`Service::upgraded`](crate::Service::upgraded) for a service whose connection state
+    /// is an `Option<WebSocket>` set by [`accept`](Self::accept): the socket's events go to
+    /// `handler`, and an upgrade that is not this WebSocket is closed.
+    pub fn on_upgraded<H: WsHandler + ?Sized>(
+        ws: &mut Option<WebSocket>,
+        event: UpgradeEvent<'_>,
+        up: &mut Upgraded<'_>,
+        handler: &mut H,
+    ) {
+        match ws {
+            Some(ws) => ws.on_event(event, up, handler),
+            None => up.close(),
+        }
+    }
+
+    /// [`Service::upgrade_ended`](crate::Service::upgrade_ended) for the same state: see
+    /// [`ended`](Self::ended).
+    pub fn on_ended<H: WsHandler + ?Sized>(ws: &mut Option<WebSocket>, handler: &mut H) {
+        if let Some(ws) = ws {
+            ws.ended(handler);
+        }
     }
 
     fn tell<H: WsHandler + ?Sized>(&mut self, handler: &mut H, code: CloseCode) {

@@ -42,16 +42,11 @@ impl Service for Echo {
     }
 
     fn upgraded(&mut self, ev: UpgradeEvent<'_>, up: &mut Upgraded<'_>, ws: &mut Self::State) {
-        match ws {
-            Some(ws) => ws.on_event(ev, up, self),
-            None => up.close(),
-        }
+        WebSocket::on_upgraded(ws, ev, up, self);
     }
 
     fn upgrade_ended(&mut self, ws: &mut Self::State) {
-        if let Some(ws) = ws {
-            ws.ended(self);
-        }
+        WebSocket::on_ended(ws, self);
     }
 }
 
