@@ -11,12 +11,13 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
 use lexopt::{Arg, Parser};
 
-use bufslab_server::{Config, MinBodyRate};
+use bufslab_server::{Config, MinBodyRate, TlsConfig};
 
 /// How often `--min-body-rate` is checked: the rate is averaged over this long, so a client
 /// that pauses briefly is not cut.
@@ -42,6 +43,8 @@ usage: server-demo [flags]
   --pool-prealloc-slabs N   4 KiB-block slabs allocated at start (default 4)
   --pool-strategy S         the pool's shared free list: queue (FIFO) or stack (LIFO) (default queue)
   --io MODE                 I/O driver: auto (io_uring where it works, else epoll), epoll, uring (default auto)
+  --tls-cert FILE           serve HTTPS (TLS 1.3) with this PEM certificate chain, leaf first
+  --tls-key FILE            ...and this PEM private key (both or neither)
   -h, --help                this text
 ";
 
@@ -75,6 +78,8 @@ pub enum CliError {
     /// An argument that is not a flag (this program takes none), or the value of a flag that
     /// takes none (`--help=x`).
     UnexpectedArgument(String),
+    /// `--tls-cert` without `--tls-key` or the reverse, or a pair that does not load.
+    Tls(String),
 }
 
 impl fmt::Display for CliError {
@@ -88,6 +93,7 @@ impl fmt::Display for CliError {
                 expected,
             } => write!(f, "flag `{flag}`: `{value}` is not {expected}"),
             CliError::UnexpectedArgument(arg) => write!(f, "unexpected argument `{arg}`"),
+            CliError::Tls(why) => write!(f, "TLS: {why}"),
         }
     }
 }
@@ -160,6 +166,7 @@ fn value<T: FromStr>(p: &mut Parser, flag: &str, expected: &'static str) -> Resu
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliError> {
     const COUNT: &str = "a whole number";
     let mut cfg = Config::default();
+    let (mut tls_cert, mut tls_key) = (None::<PathBuf>, None::<PathBuf>);
     let mut p = Parser::from_args(args);
     while let Some(arg) = p.next()? {
         let f = match arg {
@@ -196,9 +203,22 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--pool-prealloc-slabs" => cfg.pool.prealloc_slabs = value(&mut p, f, COUNT)?,
             "--pool-strategy" => cfg.pool.strategy = value(&mut p, f, "queue or stack")?,
             "--io" => cfg.io = value(&mut p, f, "auto, epoll or uring")?,
+            "--tls-cert" => tls_cert = Some(p.value()?.into()),
+            "--tls-key" => tls_key = Some(p.value()?.into()),
             _ => return Err(CliError::UnknownFlag(flag.clone())),
         }
     }
+    cfg.tls = match (tls_cert, tls_key) {
+        (None, None) => None,
+        (Some(cert), Some(key)) => Some(
+            TlsConfig::from_pem_files(&cert, &key).map_err(|e| CliError::Tls(e.to_string()))?,
+        ),
+        _ => {
+            return Err(CliError::Tls(
+                "--tls-cert and --tls-key go together".to_owned(),
+            ))
+        }
+    };
     Ok(Command::Serve(cfg))
 }
 
@@ -285,6 +305,17 @@ mod tests {
     }
 
     #[test]
+    fn tls_flags_come_in_pairs_and_must_load() {
+        assert!(matches!(parse("--tls-cert c.pem"), Err(CliError::Tls(_))));
+        assert!(matches!(parse("--tls-key k.pem"), Err(CliError::Tls(_))));
+        let Err(CliError::Tls(why)) = parse("--tls-cert /nonexistent/c.pem --tls-key /nonexistent/k.pem")
+        else {
+            panic!("a missing file must be refused");
+        };
+        assert!(why.contains("/nonexistent/c.pem"), "{why}");
+    }
+
+    #[test]
     fn usage_lists_every_flag() {
         for flag in [
             "--addr",
@@ -301,6 +332,8 @@ mod tests {
             "--pool-prealloc-slabs",
             "--pool-strategy",
             "--io",
+            "--tls-cert",
+            "--tls-key",
         ] {
             assert!(USAGE.contains(flag), "{flag} missing from USAGE");
             assert!(

@@ -26,7 +26,7 @@ mod routes;
 
 pub use bufslab_server::{
     Config, ConfigError, IoMode, MinBodyRate, PoolConfig, PoolStats, ServerError, ServerHandle,
-    ServerStats, Strategy, Summary, SMALL_BLOCK,
+    ServerStats, Strategy, Summary, TlsConfig, SMALL_BLOCK,
 };
 pub use cli::{parse_args, CliError, Command, USAGE};
 pub use routes::{Demo, Echo};

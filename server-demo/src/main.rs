@@ -51,6 +51,7 @@ fn main() -> ExitCode {
     };
     let pool_line = describe_pool(&config);
     let workers = config.workers;
+    let scheme = if config.tls.is_some() { "https" } else { "http" };
     let server = match Server::start(config) {
         Ok(s) => s,
         // An explicit `--io uring` that cannot run is a usage error, like a bad flag.
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "server-demo listening on http://{} with {workers} worker(s); {pool_line}",
+        "server-demo listening on {scheme}://{} with {workers} worker(s); {pool_line}",
         server.local_addr()
     );
     if let Some(sig) = signals.forever().next() {

@@ -162,6 +162,9 @@ pub struct Config {
     /// default: RFC 9113 removed that upgrade, and a request offering it is answered as an
     /// ordinary HTTP/1.1 request.
     pub upgrade_h2c: bool,
+    /// HTTPS: every connection of the listener speaks TLS (`None`: plain HTTP). See
+    /// [`TlsConfig`](crate::TlsConfig).
+    pub tls: Option<crate::TlsConfig>,
 }
 
 /// A minimum rate for request bodies ([`Config::min_body_rate`]): `bytes` every `per`.
@@ -214,6 +217,7 @@ impl Default for Config {
             out_blocks: 16,
             upgrade_h2c: false,
             min_body_rate: None,
+            tls: None,
         }
     }
 }
@@ -297,6 +301,9 @@ impl Config {
         if !(4..=1024).contains(&self.out_blocks) {
             return Err(ConfigError::OutBlocks(self.out_blocks));
         }
+        if self.tls.as_ref().is_some_and(|t| t.max_handshakes == 0) {
+            return Err(ConfigError::Zero("tls max-handshakes"));
+        }
         if self.max_conns > u32::MAX as usize / 2 {
             return Err(ConfigError::Zero("max-conns below 2^31"));
         }
@@ -336,7 +343,9 @@ impl Config {
     /// answers 431 itself).
     #[must_use]
     pub fn large_block(&self) -> usize {
-        (self.max_head + 1).next_power_of_two().max(SMALL_BLOCK * 2)
+        // Under TLS it also holds a whole record (16,645 bytes) and what follows it.
+        let floor = if self.tls.is_some() { 32 * 1024 } else { SMALL_BLOCK * 2 };
+        (self.max_head + 1).next_power_of_two().max(floor)
     }
 
     /// Builds the shared pool: 4 KiB blocks for reads and responses, and a large class for

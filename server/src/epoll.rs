@@ -12,10 +12,13 @@ use bufslab::FreeList;
 use bufslab_http::Parser;
 use mio::net::TcpStream;
 
-use crate::conn::{CloseReason, Conn, Env, Want};
+use crate::conn::{CloseReason, Env, Want};
+use crate::link::Link;
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
+use crate::stats::WorkerCounters;
 use crate::sys::Raw;
+use crate::tls::TlsConfig;
 
 /// Socket reads per turn before the connection yields to the others on its worker.
 const READ_BUDGET: usize = 16;
@@ -52,8 +55,8 @@ pub(crate) struct EpollConn<T> {
     pub(crate) writable: bool,
     /// On the worker's run-again list already.
     pub(crate) queued: bool,
-    /// The HTTP connection.
-    pub(crate) conn: Conn<T>,
+    /// The HTTP connection (behind TLS on an HTTPS listener).
+    pub(crate) conn: Link<T>,
 }
 
 impl<T: Default> EpollConn<T> {
@@ -65,24 +68,42 @@ impl<T: Default> EpollConn<T> {
             read_closed: false,
             writable: false,
             queued: false,
-            conn: Conn::new(parser, slot, out_blocks),
+            conn: Link::new(parser, slot, out_blocks),
         }
     }
 
-    /// Puts a freshly accepted socket into this (free) slot.
-    pub(crate) fn open(&mut self, sock: TcpStream) {
+    /// Puts a freshly accepted socket into this (free) slot; `false` when its TLS handshake
+    /// cannot start (the socket is dropped, the slot stays free).
+    pub(crate) fn open(
+        &mut self,
+        sock: TcpStream,
+        tls: Option<&TlsConfig>,
+        counters: &WorkerCounters,
+    ) -> bool {
+        if !self.conn.open(tls, counters) {
+            return false;
+        }
         self.sock = Some(sock);
         self.readable = false;
         self.read_closed = false;
         self.writable = false;
         // `queued` is left alone: it says whether the slot is on a worker list, and a list
         // entry left by the previous occupant is simply run once for the new one.
-        self.conn.open();
+        true
     }
 
-    /// Empties the slot, returning its blocks; hands back the socket to deregister.
-    pub(crate) fn release(&mut self) -> Option<TcpStream> {
-        self.conn.release();
+    /// Empties the slot, returning its blocks; hands back the socket to deregister. A sound
+    /// TLS connection closed without a word from its core (idle, on shutdown or past its
+    /// deadline) says `close_notify` first, if the socket takes it at once.
+    pub(crate) fn release(&mut self, counters: &WorkerCounters) -> Option<TcpStream> {
+        if let Some(sock) = self.sock.as_mut() {
+            let mut alert = [0u8; bufslab_tls::record::ALERT_RECORD_LEN];
+            let n = self.conn.farewell(&mut alert);
+            if n > 0 {
+                let _ = Raw(sock).write(&alert[..n]);
+            }
+        }
+        self.conn.release(counters);
         self.readable = false;
         self.writable = false;
         self.sock.take()
@@ -184,7 +205,7 @@ impl<T: Default> EpollConn<T> {
 
 /// One `send` of the only block (the common case: one response, or a pipelined batch that fit
 /// one block), else one `writev` of them all. `send` spares the kernel the iovec import.
-fn send<T: Default>(conn: &Conn<T>, sock: &mut TcpStream) -> io::Result<usize> {
+fn send<T: Default>(conn: &Link<T>, sock: &mut TcpStream) -> io::Result<usize> {
     if conn.output_blocks() == 1 {
         return Raw(sock).write(conn.front());
     }
@@ -196,7 +217,7 @@ fn send<T: Default>(conn: &Conn<T>, sock: &mut TcpStream) -> io::Result<usize> {
 
 /// Reads and discards what the peer still sends after our last response. `Ok(())`: would
 /// block; `Err`: close now.
-fn drain<T: Default>(conn: &mut Conn<T>, sock: &mut TcpStream) -> Result<(), CloseReason> {
+fn drain<T: Default>(conn: &mut Link<T>, sock: &mut TcpStream) -> Result<(), CloseReason> {
     let mut scratch = [0u8; 4096];
     loop {
         match sock.read(&mut scratch) {

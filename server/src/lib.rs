@@ -64,6 +64,7 @@ mod conn;
 mod deferred;
 mod epoll;
 mod exchange;
+mod link;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 mod out_queue;
@@ -75,6 +76,7 @@ mod shared;
 mod stats;
 mod sys;
 mod timer;
+mod tls;
 mod upgrade;
 #[allow(unsafe_code)]
 mod uring_driver;
@@ -91,6 +93,7 @@ pub use owned_body::OwnedBody;
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use service::{MakeService, Service, WorkerInfo};
 pub use stats::{PoolStats, ServerStats};
+pub use tls::{TlsConfig, DEFAULT_MAX_HANDSHAKES};
 pub use upgrade::{Switch, UpgradeError, UpgradeEvent, Upgraded, WriteError};
 
 // The README's examples compile as doctests.

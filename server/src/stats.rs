@@ -43,6 +43,10 @@ pub(crate) struct WorkerCounters {
     /// Blocks in the worker's io_uring buffer ring (rented from the pool, waiting for data).
     pub(crate) ring_blocks: AtomicU64,
     pub(crate) receive_pauses: AtomicU64,
+    /// TLS handshakes in progress (a gauge).
+    pub(crate) tls_handshakes: AtomicU64,
+    pub(crate) tls_handshake_failures: AtomicU64,
+    pub(crate) tls_refused: AtomicU64,
 }
 
 impl WorkerCounters {
@@ -138,6 +142,14 @@ pub struct ServerStats {
     /// once the input was taken: the peer meets TCP's flow control). Always 0 under epoll,
     /// which just reads no further.
     pub receive_pauses: u64,
+    /// TLS handshakes in progress right now.
+    pub tls_handshakes: u64,
+    /// TLS handshakes that failed (the client's alert, or ours: no common version or suite,
+    /// a bad record, a peer that closed mid-handshake).
+    pub tls_handshake_failures: u64,
+    /// TLS connections closed at accept because their worker ran
+    /// [`TlsConfig::max_handshakes`](crate::TlsConfig::max_handshakes) already.
+    pub tls_refused: u64,
     /// What moves the bytes for the connection core: `epoll`.
     pub driver: &'static str,
     /// The pool.
@@ -170,6 +182,9 @@ pub(crate) fn snapshot(
         s.service_errors += w.service_errors.load(Relaxed);
         s.slow_bodies += w.slow_bodies.load(Relaxed);
         s.receive_pauses += w.receive_pauses.load(Relaxed);
+        s.tls_handshakes += w.tls_handshakes.load(Relaxed);
+        s.tls_handshake_failures += w.tls_handshake_failures.load(Relaxed);
+        s.tls_refused += w.tls_refused.load(Relaxed);
     }
     s.driver = "epoll";
     s.pool = pool.stats().into();

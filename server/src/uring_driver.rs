@@ -62,7 +62,8 @@ use bytes::BufMut;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use crate::config::{Config, SMALL_BLOCK};
-use crate::conn::{CloseReason, Conn, Env, Want};
+use crate::conn::{CloseReason, Env, Want};
+use crate::link::Link;
 use crate::deferred::Deferred;
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
@@ -286,7 +287,7 @@ struct UConn<T> {
     pending: Option<PoolBuf>,
     /// The iovecs of a `writev` in flight (the kernel reads them until its completion).
     iov: [libc::iovec; SEND_BLOCKS],
-    conn: Conn<T>,
+    conn: Link<T>,
 }
 
 impl<T: Default> UConn<T> {
@@ -306,12 +307,12 @@ impl<T: Default> UConn<T> {
 
     /// Releases a closed connection's blocks once the kernel no longer uses them; whether it
     /// did (the slot is free again).
-    fn finish_close(&mut self) -> bool {
+    fn finish_close(&mut self, counters: &WorkerCounters) -> bool {
         if self.busy() || !self.closing {
             return false;
         }
         self.closing = false;
-        self.conn.release();
+        self.conn.release(counters);
         true
     }
 
@@ -343,7 +344,7 @@ impl<T: Default> UConn<T> {
                 iov_base: std::ptr::null_mut(),
                 iov_len: 0,
             }; SEND_BLOCKS],
-            conn: Conn::new(parser, slot, out_blocks),
+            conn: Link::new(parser, slot, out_blocks),
         }
     }
 }
@@ -722,14 +723,21 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         if self.base.shutting_down() {
             return Ok(()); // dropped: closed
         }
+        if !self.base.admits_handshake() {
+            return Ok(()); // dropped: closed
+        }
         let Some(slot) = self.base.take_slot() else {
             return Ok(());
         };
         let uc = &mut self.conns[slot];
+        let counters = &self.base.shared.counters[self.base.id];
+        if !uc.conn.open(self.base.cfg.tls.as_ref(), counters) {
+            self.base.free.push(slot as u32);
+            return Ok(());
+        }
         uc.sock = Some(sock);
         uc.eof = false;
         uc.read_error = false;
-        uc.conn.open();
         self.base.opened(slot, now);
         self.run_conn(slot, now, false)
     }
@@ -982,6 +990,19 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let Some(sock) = uc.sock.take() else {
             return;
         };
+        if !uc.sending {
+            // A sound TLS connection closed without a word from its core says `close_notify`,
+            // if the socket takes it at once (a system call: this is not the request path).
+            let mut alert = [0u8; bufslab_tls::record::ALERT_RECORD_LEN];
+            let n = uc.conn.farewell(&mut alert);
+            if n > 0 {
+                let _ = rustix::net::send(
+                    &sock,
+                    &alert[..n],
+                    rustix::net::SendFlags::DONTWAIT | rustix::net::SendFlags::NOSIGNAL,
+                );
+            }
+        }
         let in_flight = [
             uc.recv_armed.then(|| user_data(RECV, uc.gen, slot)),
             uc.recv_own.then(|| user_data(RECV_OWN, uc.gen, slot)),
@@ -1045,7 +1066,12 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     /// Releases a closed connection's blocks and frees its slot, once the kernel no longer
     /// uses them.
     fn finish_close(&mut self, slot: usize) {
-        if self.conns.get_mut(slot).is_some_and(UConn::finish_close) {
+        let counters = &self.base.shared.counters[self.base.id];
+        if self
+            .conns
+            .get_mut(slot)
+            .is_some_and(|uc| uc.finish_close(counters))
+        {
             self.conns[slot].conn.ended(&mut self.base.service);
             self.base.free.push(slot as u32);
             self.base.holds(slot, 0);

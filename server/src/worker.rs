@@ -283,6 +283,10 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         for _ in 0..self.base.cfg.accept_batch {
             match listener.accept() {
                 Ok((mut sock, _peer)) => {
+                    if !self.base.admits_handshake() {
+                        drop(sock);
+                        continue;
+                    }
                     let Some(slot) = self.base.take_slot() else {
                         // At max-conns: close at once rather than let it wait unserved.
                         drop(sock);
@@ -302,7 +306,11 @@ impl<F: FreeList, S: Service> Worker<F, S> {
                         self.base.free.push(slot as u32);
                         continue;
                     }
-                    self.conns[slot].open(sock);
+                    let counters = &self.base.shared.counters[self.base.id];
+                    if !self.conns[slot].open(sock, self.base.cfg.tls.as_ref(), counters) {
+                        self.base.free.push(slot as u32);
+                        continue;
+                    }
                     self.base.opened(slot, now);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -327,7 +335,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
         };
-        let Some(mut sock) = conn.release() else {
+        let Some(mut sock) = conn.release(&self.base.shared.counters[self.base.id]) else {
             return;
         };
         conn.conn.ended(&mut self.base.service);
@@ -655,6 +663,22 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
     pub(crate) fn accept_backoff(&mut self, now: Instant) {
         WorkerCounters::add(&self.counters().accept_backoffs, 1);
         self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+    }
+
+    /// Whether a new connection may start: on an HTTPS listener, not while the worker runs
+    /// `max_handshakes` already (then it is counted and closed).
+    #[inline]
+    pub(crate) fn admits_handshake(&self) -> bool {
+        let Some(tls) = &self.cfg.tls else {
+            return true;
+        };
+        let c = self.counters();
+        if c.tls_handshakes.load(std::sync::atomic::Ordering::Relaxed) < tls.max_handshakes as u64
+        {
+            return true;
+        }
+        WorkerCounters::add(&c.tls_refused, 1);
+        false
     }
 
     /// A free slot for a new connection; `None` (counted as rejected) at max-conns.

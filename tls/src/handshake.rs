@@ -4,6 +4,7 @@
 
 use core::cell::Cell;
 use core::ops::Range;
+use std::path::Path;
 use std::sync::Arc;
 
 use rustls::kernel::KernelConnection;
@@ -16,6 +17,7 @@ use rustls::unbuffered::ConnectionState;
 use rustls::{ConnectionTrafficSecrets, HandshakeKind};
 
 use crate::error::{AlertDescription, Error};
+use crate::load::LoadError;
 use crate::record::{
     self, AlertEvent, ContentType, HandshakeJoiner, KeyUpdate, Opener, Sealer, Suite,
     MAX_RECORD_LEN,
@@ -36,6 +38,7 @@ impl Config {
             resolver,
             alpn: vec![b"http/1.1".to_vec()],
             resumption: true,
+            suites: None,
         }
     }
 
@@ -44,9 +47,47 @@ impl Config {
         chain: Vec<CertificateDer<'static>>,
         key: PrivateKeyDer<'static>,
     ) -> Result<Self, Error> {
+        Self::single_cert_builder(chain, key)?.build()
+    }
+
+    /// A builder serving one certificate chain and its key, for settings other than the
+    /// defaults.
+    ///
+    /// # Errors
+    /// A key rustls cannot sign with, or one that does not belong to the certificate.
+    pub fn single_cert_builder(
+        chain: Vec<CertificateDer<'static>>,
+        key: PrivateKeyDer<'static>,
+    ) -> Result<ConfigBuilder, Error> {
         let provider = rustls::crypto::ring::default_provider();
         let certified = CertifiedKey::from_der(chain, key, &provider).map_err(Error::Handshake)?;
-        Self::builder(Arc::new(rustls::sign::SingleCertAndKey::from(certified))).build()
+        Ok(Self::builder(Arc::new(
+            rustls::sign::SingleCertAndKey::from(certified),
+        )))
+    }
+
+    /// A configuration with the defaults serving the certificate chain (leaf first) and the
+    /// private key in two PEM files.
+    ///
+    /// # Errors
+    /// A file that cannot be read or holds no certificate or key, or a key that rustls cannot
+    /// use or that does not belong to the certificate ([`LoadError::Rejected`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let config = bufslab_tls::Config::from_pem_files(
+    ///     "cert.pem".as_ref(),
+    ///     "key.pem".as_ref(),
+    /// )?;
+    /// # Ok::<(), bufslab_tls::LoadError>(())
+    /// ```
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, LoadError> {
+        let (chain, key) = crate::load::pem_files(cert, key)?;
+        Self::with_single_cert(chain, key).map_err(|e| match e {
+            Error::Handshake(e) => LoadError::Rejected(e),
+            other => LoadError::Rejected(rustls::Error::General(other.to_string())),
+        })
     }
 
     /// The rustls configuration underneath, for reading.
@@ -61,6 +102,7 @@ pub struct ConfigBuilder {
     resolver: Arc<dyn ResolvesServerCert>,
     alpn: Vec<Vec<u8>>,
     resumption: bool,
+    suites: Option<Vec<Suite>>,
 }
 
 impl ConfigBuilder {
@@ -79,9 +121,25 @@ impl ConfigBuilder {
         self
     }
 
+    /// The cipher suites offered, in order of preference (default: all three, AES-128-GCM,
+    /// AES-256-GCM, ChaCha20-Poly1305, as rustls orders them). A client that offers none of
+    /// them is refused (`handshake_failure`).
+    pub fn cipher_suites(mut self, suites: &[Suite]) -> Self {
+        self.suites = Some(suites.to_vec());
+        self
+    }
+
     /// The configuration.
     pub fn build(self) -> Result<Config, Error> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut provider = rustls::crypto::ring::default_provider();
+        if let Some(suites) = &self.suites {
+            let all = std::mem::take(&mut provider.cipher_suites);
+            provider.cipher_suites = suites
+                .iter()
+                .filter_map(|want| all.iter().find(|s| s.suite() == want.rustls()).copied())
+                .collect();
+        }
+        let provider = Arc::new(provider);
         let mut config = ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(Error::Handshake)?

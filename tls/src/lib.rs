@@ -119,7 +119,9 @@
 
 mod error;
 pub mod handshake;
+mod load;
 pub mod record;
 
 pub use error::{AlertDescription, Error};
+pub use load::{pem_files, LoadError};
 pub use handshake::{Config, ConfigBuilder, Connection, Handshake, Progress, Received, Status};

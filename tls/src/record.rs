@@ -86,6 +86,15 @@ impl Suite {
         }
     }
 
+    /// rustls's name for the suite.
+    pub fn rustls(self) -> rustls::CipherSuite {
+        match self {
+            Suite::Aes128Gcm => rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
+            Suite::Aes256Gcm => rustls::CipherSuite::TLS13_AES_256_GCM_SHA384,
+            Suite::Chacha20Poly1305 => rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+        }
+    }
+
     /// The key length in bytes.
     pub fn key_len(self) -> usize {
         self.algorithm().key_len()

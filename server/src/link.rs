@@ -1,0 +1,228 @@
+//! What a driver drives: a connection's I/O-free core, behind its TLS layer when the listener
+//! speaks TLS.
+//!
+//! A [`Link`] answers the driver's calls as the core alone would (`next`, the read room, the
+//! output, the end of stream), so a driver moves bytes the same way whether they are
+//! plaintext or records. On a plain connection every call goes straight to the core, one
+//! predictable branch on the way; the rest of the core's methods (deadlines, deferred
+//! answers, shutdown) are the core's own, reached through `Deref`.
+
+use std::io::IoSlice;
+use std::ops::{Deref, DerefMut};
+
+use bufslab::{FreeList, PoolBuf};
+use bufslab_http::Parser;
+
+use crate::conn::{CloseReason, Conn, Env, Want};
+use crate::service::Service;
+use crate::stats::WorkerCounters;
+use crate::tls::layer::TlsLayer;
+use crate::tls::TlsConfig;
+
+/// One connection slot's protocol state, as its driver sees it.
+#[derive(Debug)]
+pub(crate) struct Link<T> {
+    conn: Conn<T>,
+    tls: Option<Box<TlsLayer>>,
+}
+
+impl<T> Deref for Link<T> {
+    type Target = Conn<T>;
+
+    fn deref(&self) -> &Conn<T> {
+        &self.conn
+    }
+}
+
+impl<T> DerefMut for Link<T> {
+    fn deref_mut(&mut self) -> &mut Conn<T> {
+        &mut self.conn
+    }
+}
+
+impl<T: Default> Link<T> {
+    /// A closed slot.
+    pub(crate) fn new(parser: Parser, slot: usize, out_blocks: usize) -> Link<T> {
+        Link {
+            conn: Conn::new(parser, slot, out_blocks),
+            tls: None,
+        }
+    }
+
+    /// Starts a new connection in this slot: with `tls`, its handshake first. `false` when
+    /// the handshake cannot start (then close the socket; the slot stays closed).
+    pub(crate) fn open(&mut self, tls: Option<&TlsConfig>, counters: &WorkerCounters) -> bool {
+        self.release(counters);
+        if let Some(config) = tls {
+            match TlsLayer::new(config.tls()) {
+                Ok(layer) => {
+                    WorkerCounters::add(&counters.tls_handshakes, 1);
+                    self.tls = Some(Box::new(layer));
+                }
+                Err(_) => return false,
+            }
+        }
+        self.conn.open();
+        true
+    }
+
+    /// Ends the connection, giving its blocks back.
+    pub(crate) fn release(&mut self, counters: &WorkerCounters) {
+        if let Some(tls) = self.tls.take() {
+            if tls.is_handshaking() {
+                WorkerCounters::sub(&counters.tls_handshakes, 1);
+            }
+        }
+        self.conn.release();
+    }
+
+    /// The TLS connection, once its handshake is done.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn tls(&self) -> Option<&bufslab_tls::Connection> {
+        self.tls.as_ref().and_then(|t| t.connection())
+    }
+
+    /// What to do next (the core's [`Conn::next`], with the TLS work done first).
+    #[inline]
+    pub(crate) fn next<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Want {
+        match &mut self.tls {
+            None => self.conn.next(env),
+            Some(tls) => tls.next(&mut self.conn, env),
+        }
+    }
+
+    /// The block to read into ([`Conn::read_buf`]; the ciphertext block under TLS).
+    #[inline]
+    pub(crate) fn read_buf<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<&mut PoolBuf, Want> {
+        match &mut self.tls {
+            None => self.conn.read_buf(env),
+            Some(tls) => tls.read_buf(env),
+        }
+    }
+
+    /// [`read_buf`](Self::read_buf)'s spare room.
+    pub(crate) fn read_space<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<&mut [u8], Want> {
+        self.read_buf(env).map(PoolBuf::spare_mut)
+    }
+
+    /// `n` bytes were read into the room [`read_space`](Self::read_space) gave.
+    pub(crate) fn received(&mut self, n: usize) {
+        match &mut self.tls {
+            None => self.conn.received(n),
+            Some(tls) => tls.received(n),
+        }
+    }
+
+    /// Gives the read blocks back if they hold nothing.
+    pub(crate) fn release_read_block(&mut self) {
+        if let Some(tls) = &mut self.tls {
+            tls.release_read_block();
+        }
+        self.conn.release_read_block();
+    }
+
+    /// Takes a block filled by the kernel ([`Conn::receive_block`]).
+    pub(crate) fn receive_block<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        buf: PoolBuf,
+    ) -> Option<PoolBuf> {
+        match &mut self.tls {
+            None => self.conn.receive_block(env, buf),
+            Some(tls) => tls.receive_block(env, buf),
+        }
+    }
+
+    /// Input is buffered: the core's, or ciphertext not yet opened.
+    pub(crate) fn holds_input(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.holds_input()) || self.conn.holds_input()
+    }
+
+    /// No request in progress and nothing to send (and no handshake running).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.conn.is_idle()
+            && self
+                .tls
+                .as_ref()
+                .map_or(true, |t| {
+                    !t.is_handshaking() && !t.holds_input() && !t.holds_output()
+                })
+    }
+
+    /// Pool blocks held.
+    pub(crate) fn blocks(&self) -> usize {
+        self.conn.blocks() + self.tls.as_ref().map_or(0, |t| t.blocks())
+    }
+
+    /// The output as slices ([`Conn::output`]; the records under TLS, one block).
+    pub(crate) fn output<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize {
+        match &self.tls {
+            None => self.conn.output(slices),
+            Some(tls) => match slices.first_mut() {
+                Some(first) if !tls.front().is_empty() => {
+                    *first = IoSlice::new(tls.front());
+                    1
+                }
+                _ => 0,
+            },
+        }
+    }
+
+    /// The oldest output block's bytes.
+    pub(crate) fn front(&self) -> &[u8] {
+        match &self.tls {
+            None => self.conn.front(),
+            Some(tls) => tls.front(),
+        }
+    }
+
+    /// Output blocks queued.
+    pub(crate) fn output_blocks(&self) -> usize {
+        match &self.tls {
+            None => self.conn.output_blocks(),
+            Some(tls) => usize::from(!tls.front().is_empty()),
+        }
+    }
+
+    /// `n` bytes of the output were sent.
+    #[inline]
+    pub(crate) fn sent(&mut self, n: usize) {
+        match &mut self.tls {
+            None => self.conn.sent(n),
+            Some(tls) => tls.sent(n),
+        }
+    }
+
+    /// The queued output is the connection's last ([`Conn::closes_after_output`]). Under TLS
+    /// never: the layer's `close_notify` goes out behind it first.
+    pub(crate) fn closes_after_output(&self) -> bool {
+        self.tls.is_none() && self.conn.closes_after_output()
+    }
+
+    /// The end of the peer's stream ([`Conn::peer_eof`]).
+    pub(crate) fn peer_eof<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Option<CloseReason> {
+        self.conn.peer_eof(env)
+    }
+
+    /// Our `close_notify`, when the worker closes a sound TLS connection without asking the
+    /// core (idle on shutdown, or past its idle deadline), sealed into `out` (at least
+    /// `bufslab_tls::record::ALERT_RECORD_LEN` bytes); its length, 0 when none is due.
+    pub(crate) fn farewell(&mut self, out: &mut [u8]) -> usize {
+        match &mut self.tls {
+            Some(tls) if !tls.holds_output() => tls.farewell(out),
+            _ => 0,
+        }
+    }
+}

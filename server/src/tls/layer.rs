@@ -1,0 +1,544 @@
+//! One connection's TLS layer: between the driver, which moves ciphertext, and the I/O-free
+//! core (`conn.rs`), which sees only plaintext and does not know TLS is there.
+//!
+//! **Receiving.** The driver reads ciphertext into `rx` (a pooled block, moved to the large
+//! class when a record needs more room than a small one has). When the core asks for input,
+//! the next whole record is opened in place and its plaintext copied into the core's read
+//! block, as much as that takes; the rest waits at the front of `rx` for the next ask. So the
+//! core takes input at its own pace (a pipelined batch, a body under backpressure) exactly as
+//! it does from a socket.
+//!
+//! **Sending.** When the core has output, it is copied into `tx` behind 5 bytes of header
+//! room and sealed in place, as one record per 16 KiB (a pipelined batch of responses is one
+//! record), and the core is told it was sent. The driver sends `tx`; the core produces more
+//! only once `tx` is gone, which keeps the backpressure of the plain path.
+//!
+//! **Ending.** A close the core asks for (a `Connection: close`, a deadline, a shutdown) sends
+//! `close_notify` first; a half-close (lingering close) sends it before the `FIN`. A record
+//! that fails to open, or an alert from the peer, ends the connection with the alert
+//! `bufslab_tls` names, and none of that record's bytes reach the core.
+//!
+//! **Memory.** `rx` and `tx` are held only while they hold bytes: an idle connection keeps
+//! the record layer's keys and nothing from the pool. The handshake borrows a large block
+//! for its flight (rustls writes a record only where the largest would fit).
+
+use std::io::IoSlice;
+
+use bufslab::{FreeList, PoolBuf};
+use bufslab_tls::record::{HEADER_LEN, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN, TAG_LEN};
+use bufslab_tls::{Config, Connection, Error, Handshake, Received, Status};
+use bytes::{Buf, BufMut};
+
+use crate::config::SMALL_BLOCK;
+use crate::conn::{CloseReason, Conn, Env, Want};
+use crate::out_queue::SEND_BLOCKS;
+use crate::service::Service;
+use crate::stats::WorkerCounters;
+
+/// What a record adds to its plaintext: the header, the inner content type and the tag.
+const OVERHEAD: usize = HEADER_LEN + 1 + TAG_LEN;
+
+/// Output below this is sealed into a small block, more into a large one (fewer records).
+const SMALL_OUTPUT: usize = SMALL_BLOCK - OVERHEAD;
+
+enum State {
+    Handshake(Box<Handshake>),
+    Open(Box<Connection>),
+    /// The handshake failed or a record did not open: only the alert is left to send.
+    Failed,
+}
+
+/// What [`TlsLayer::feed`] did.
+enum Feed {
+    /// Plaintext went to the core.
+    Fed,
+    /// No whole record is buffered: read more.
+    NeedMore,
+    /// The peer's `close_notify` came: it sends no more.
+    PeerClosed,
+    /// A record failed: the alert is in `tx`, the end is set.
+    Failed,
+    /// The core cannot take input now (no block, or a head too large).
+    Core(Want),
+}
+
+/// The TLS state of one connection; see the module docs.
+pub(crate) struct TlsLayer {
+    state: State,
+    /// Ciphertext received and not yet opened; at its front, when `plain` says so, the
+    /// plaintext of an opened record the core has not taken yet.
+    rx: Option<PoolBuf>,
+    /// `(plaintext left, trailer)`: the front of `rx` is an opened record's plaintext, then
+    /// `trailer` bytes of it (inner type, padding, tag) to drop.
+    plain: Option<(usize, usize)>,
+    /// Sealed records (or the handshake's flight, or an alert) to send, from its front.
+    tx: Option<PoolBuf>,
+    /// Close with this reason once `tx` is sent.
+    end: Option<CloseReason>,
+    /// A half-close is owed once `tx` is sent.
+    half_close: bool,
+}
+
+impl std::fmt::Debug for TlsLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsLayer")
+            .field("handshaking", &self.is_handshaking())
+            .field("rx", &self.rx.as_ref().map(|b| b.len()))
+            .field("tx", &self.tx.as_ref().map(|b| b.len()))
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TlsLayer {
+    /// The layer of a connection just accepted: its handshake starts.
+    pub(crate) fn new(config: &Config) -> Result<TlsLayer, Error> {
+        Ok(TlsLayer {
+            state: State::Handshake(Box::new(Handshake::new(config)?)),
+            rx: None,
+            plain: None,
+            tx: None,
+            end: None,
+            half_close: false,
+        })
+    }
+
+    /// The handshake is still running.
+    pub(crate) fn is_handshaking(&self) -> bool {
+        matches!(self.state, State::Handshake(_))
+    }
+
+    /// The established connection, once the handshake is done.
+    pub(crate) fn connection(&self) -> Option<&Connection> {
+        match &self.state {
+            State::Open(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Pool blocks held.
+    pub(crate) fn blocks(&self) -> usize {
+        usize::from(self.rx.is_some()) + usize::from(self.tx.is_some())
+    }
+
+    /// Ciphertext (or plaintext not yet taken) is buffered.
+    pub(crate) fn holds_input(&self) -> bool {
+        self.rx.as_ref().is_some_and(|b| !b.is_empty())
+    }
+
+    /// Records wait to be sent.
+    pub(crate) fn holds_output(&self) -> bool {
+        self.tx.as_ref().is_some_and(|b| !b.is_empty())
+    }
+
+    /// Gives `rx` back if it holds nothing.
+    pub(crate) fn release_read_block(&mut self) {
+        if self.rx.as_ref().is_some_and(|b| b.is_empty()) {
+            self.rx = None;
+        }
+    }
+
+    /// The core's next want, with the TLS work it implies done first; see the module docs.
+    pub(crate) fn next<T: Default, F: FreeList, S: Service<State = T>>(
+        &mut self,
+        conn: &mut Conn<T>,
+        env: &mut Env<'_, F, S>,
+    ) -> Want {
+        loop {
+            if self.holds_output() {
+                return Want::Send;
+            }
+            self.tx = None;
+            if std::mem::take(&mut self.half_close) {
+                return Want::HalfClose;
+            }
+            if let Some(reason) = self.end {
+                return Want::Close(reason);
+            }
+            match &mut self.state {
+                State::Failed => return Want::Close(CloseReason::BadInput),
+                State::Handshake(_) => match self.handshake(env) {
+                    Ok(Some(want)) => return want,
+                    Ok(None) => {}
+                    Err(want) => return want,
+                },
+                State::Open(c) => {
+                    if c.wants_control() {
+                        if let Err(want) = self.write_control(env) {
+                            return want;
+                        }
+                        continue;
+                    }
+                    match conn.next(env) {
+                        Want::Send => {
+                            if let Err(want) = self.seal(conn, env) {
+                                return want;
+                            }
+                        }
+                        Want::Receive => match self.feed(conn, env) {
+                            Feed::Fed | Feed::Failed => {}
+                            Feed::NeedMore => {
+                                self.release_read_block();
+                                return Want::Receive;
+                            }
+                            Feed::PeerClosed => {
+                                if let Some(reason) = conn.peer_eof(env) {
+                                    self.finish(env, reason);
+                                }
+                            }
+                            Feed::Core(want) => return want,
+                        },
+                        Want::HalfClose => {
+                            self.close_notify(env);
+                            self.half_close = true;
+                        }
+                        Want::Close(reason) => self.finish(env, reason),
+                        want => return want,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the handshake one step: `Ok(None)` to go on, `Ok(Some(want))` or `Err(want)` to
+    /// return it.
+    fn handshake<F: FreeList, S: Service>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<Option<Want>, Want> {
+        let State::Handshake(hs) = &mut self.state else {
+            return Ok(None);
+        };
+        // rustls writes a record only where the largest would fit.
+        let tx = rent(&mut self.tx, env, env.large_block.max(MAX_RECORD_LEN))?;
+        let mut empty = [0u8; 0];
+        let incoming: &mut [u8] = match self.rx.as_mut() {
+            Some(rx) => rx,
+            None => &mut empty,
+        };
+        let progress = hs.advance(incoming, tx.spare_mut());
+        tx.commit(progress.written);
+        if let Some(rx) = self.rx.as_mut() {
+            rx.advance(progress.consumed);
+        }
+        match progress.status {
+            Ok(Status::NeedInput) if !self.holds_output() => {
+                self.release_read_block();
+                Ok(Some(Want::Receive))
+            }
+            Ok(Status::NeedInput | Status::FlushOutput) => Ok(None),
+            Ok(Status::Done) => {
+                WorkerCounters::sub(&env.counters.tls_handshakes, 1);
+                let State::Handshake(hs) = std::mem::replace(&mut self.state, State::Failed)
+                else {
+                    return Ok(None);
+                };
+                match hs.into_connection() {
+                    Ok(c) => self.state = State::Open(Box::new(c)),
+                    Err(_) => self.fail_handshake(env),
+                }
+                Ok(None)
+            }
+            // A status this version does not know, or a failure: rustls's alert (if any) is
+            // in `tx`.
+            Ok(_) | Err(_) => {
+                WorkerCounters::sub(&env.counters.tls_handshakes, 1);
+                self.fail_handshake(env);
+                Ok(None)
+            }
+        }
+    }
+
+    fn fail_handshake<F: FreeList, S: Service>(&mut self, env: &mut Env<'_, F, S>) {
+        WorkerCounters::add(&env.counters.tls_handshake_failures, 1);
+        self.state = State::Failed;
+        self.end = Some(CloseReason::BadInput);
+    }
+
+    /// Hands the core the plaintext of the next record, opening it if need be.
+    fn feed<T: Default, F: FreeList, S: Service<State = T>>(
+        &mut self,
+        conn: &mut Conn<T>,
+        env: &mut Env<'_, F, S>,
+    ) -> Feed {
+        loop {
+            let Some(rx) = self.rx.as_mut() else {
+                return Feed::NeedMore;
+            };
+            if let Some((left, trailer)) = self.plain {
+                let space = match conn.read_space(env) {
+                    Ok(space) => space,
+                    Err(want) => return Feed::Core(want),
+                };
+                let n = left.min(space.len());
+                space[..n].copy_from_slice(&rx[..n]);
+                conn.received(n);
+                rx.advance(n);
+                self.plain = if n == left {
+                    rx.advance(trailer);
+                    None
+                } else {
+                    Some((left - n, trailer))
+                };
+                return Feed::Fed;
+            }
+            let State::Open(c) = &mut self.state else {
+                return Feed::NeedMore;
+            };
+            let len = match c.next_record_len(rx) {
+                Ok(Some(len)) if len <= rx.len() => len,
+                Ok(_) => return Feed::NeedMore,
+                Err(e) => return self.fail(env, &e),
+            };
+            match c.open_in_place(&mut rx[..len]) {
+                Ok(Received::Data(range)) => {
+                    rx.advance(range.start);
+                    self.plain = Some((range.len(), len - range.end));
+                }
+                Ok(Received::Closed) => {
+                    rx.advance(len);
+                    return Feed::PeerClosed;
+                }
+                // An empty record, a key update, a `user_canceled`: nothing for the core.
+                Ok(_) => rx.advance(len),
+                Err(e) => return self.fail(env, &e),
+            }
+        }
+    }
+
+    /// A received record failed: the alert it calls for goes out, then the connection closes.
+    fn fail<F: FreeList, S: Service>(&mut self, env: &mut Env<'_, F, S>, e: &Error) -> Feed {
+        WorkerCounters::add(&env.counters.bad_requests, 1);
+        self.rx = None;
+        self.plain = None;
+        if let (Some(alert), State::Open(c)) = (e.alert(), &mut self.state) {
+            if let Ok(tx) = rent(&mut self.tx, env, SMALL_BLOCK) {
+                if let Ok(n) = c.write_alert(alert, tx.spare_mut()) {
+                    tx.commit(n);
+                }
+            }
+        }
+        self.state = State::Failed;
+        self.end = Some(CloseReason::BadInput);
+        Feed::Failed
+    }
+
+    /// The core closes: our `close_notify` goes first where the connection is still sound.
+    fn finish<F: FreeList, S: Service>(&mut self, env: &mut Env<'_, F, S>, reason: CloseReason) {
+        if reason != CloseReason::Io {
+            self.close_notify(env);
+        }
+        self.end = Some(reason);
+    }
+
+    /// Queues our `close_notify` (once; none after an alert).
+    fn close_notify<F: FreeList, S: Service>(&mut self, env: &mut Env<'_, F, S>) {
+        let State::Open(c) = &mut self.state else {
+            return;
+        };
+        if c.sent_close() {
+            return;
+        }
+        if let Ok(tx) = rent(&mut self.tx, env, SMALL_BLOCK) {
+            if tx.spare_capacity() >= bufslab_tls::record::ALERT_RECORD_LEN {
+                if let Ok(n) = c.write_close_notify(tx.spare_mut()) {
+                    tx.commit(n);
+                }
+            }
+        }
+    }
+
+    /// Writes the `KeyUpdate` that is due before any more data.
+    fn write_control<F: FreeList, S: Service>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<(), Want> {
+        let State::Open(c) = &mut self.state else {
+            return Ok(());
+        };
+        let tx = rent(&mut self.tx, env, SMALL_BLOCK)?;
+        match c.write_control(tx.spare_mut()) {
+            Ok(n) => {
+                tx.commit(n);
+                Ok(())
+            }
+            Err(_) => {
+                self.state = State::Failed;
+                Err(Want::Close(CloseReason::Io))
+            }
+        }
+    }
+
+    /// Seals the core's output into `tx`, as much as it holds, and tells the core it went.
+    fn seal<T: Default, F: FreeList, S: Service<State = T>>(
+        &mut self,
+        conn: &mut Conn<T>,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<(), Want> {
+        let State::Open(c) = &mut self.state else {
+            return Ok(());
+        };
+        let empty: &[u8] = &[];
+        let queued: usize = {
+            let mut slices = [IoSlice::new(empty); SEND_BLOCKS];
+            let n = conn.output(&mut slices);
+            slices[..n].iter().map(|s| s.len()).sum()
+        };
+        let size = if queued > SMALL_OUTPUT {
+            env.large_block
+        } else {
+            SMALL_BLOCK
+        };
+        let tx = match rent(&mut self.tx, env, size) {
+            Ok(tx) => tx,
+            // No large block: records from small ones.
+            Err(_) if size > SMALL_BLOCK => rent(&mut self.tx, env, SMALL_BLOCK)?,
+            Err(want) => return Err(want),
+        };
+        while tx.spare_capacity() > OVERHEAD {
+            let room = (tx.spare_capacity() - OVERHEAD).min(MAX_PLAINTEXT_LEN);
+            let out = tx.spare_mut();
+            let mut len = 0;
+            let mut slices = [IoSlice::new(empty); SEND_BLOCKS];
+            let n = conn.output(&mut slices);
+            for s in &slices[..n] {
+                let take = s.len().min(room - len);
+                out[HEADER_LEN + len..HEADER_LEN + len + take].copy_from_slice(&s[..take]);
+                len += take;
+                if len == room {
+                    break;
+                }
+            }
+            if len == 0 {
+                break;
+            }
+            match c.seal_in_place(out, len, 0) {
+                Ok(sealed) => tx.commit(sealed),
+                // A sealing failure poisons the sending half: nothing more can go out.
+                Err(_) => {
+                    self.state = State::Failed;
+                    return Err(Want::Close(CloseReason::Io));
+                }
+            }
+            conn.sent(len);
+        }
+        Ok(())
+    }
+
+    /// The block to read ciphertext into, with room for the whole of the record at its front
+    /// where that is known.
+    pub(crate) fn read_buf<F: FreeList, S: Service>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<&mut PoolBuf, Want> {
+        let rx = match self.rx.take() {
+            None => env.cache.get(SMALL_BLOCK).map_err(|_| Want::Pool)?,
+            Some(mut rx) => {
+                let front = self.plain.map_or(0, |(left, trailer)| left + trailer);
+                let record = bufslab_tls::record::record_len(&rx[front..])
+                    .ok()
+                    .flatten()
+                    .unwrap_or(HEADER_LEN);
+                let need = front + record + 1;
+                if rx.len() + rx.spare_capacity() < need.min(rx.capacity()) || rx.spare_capacity() == 0
+                {
+                    rx.compact();
+                }
+                if rx.capacity() < need && rx.capacity() < env.large_block {
+                    match env.cache.get(env.large_block) {
+                        Ok(mut big) => {
+                            big.put_slice(&rx);
+                            rx = big;
+                        }
+                        Err(_) => {
+                            self.rx = Some(rx);
+                            return Err(Want::Pool);
+                        }
+                    }
+                }
+                if rx.spare_capacity() == 0 {
+                    self.rx = Some(rx);
+                    return Err(Want::Close(CloseReason::BadInput));
+                }
+                rx
+            }
+        };
+        Ok(self.rx.insert(rx))
+    }
+
+    /// Takes a block the kernel filled: it becomes `rx` when that is empty, else is appended
+    /// to it; returns what did not fit (see `Conn::receive_block`).
+    pub(crate) fn receive_block<F: FreeList, S: Service>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        mut buf: PoolBuf,
+    ) -> Option<PoolBuf> {
+        let Some(rx) = self.rx.as_mut() else {
+            self.rx = Some(buf);
+            return None;
+        };
+        if rx.is_empty() && self.plain.is_none() {
+            *rx = buf;
+            return None;
+        }
+        if rx.spare_capacity() < buf.len() {
+            rx.compact();
+        }
+        if rx.spare_capacity() < buf.len() && rx.capacity() < env.large_block {
+            if let Ok(mut big) = env.cache.get(env.large_block) {
+                big.put_slice(rx);
+                *rx = big;
+            }
+        }
+        let take = buf.len().min(rx.spare_capacity());
+        rx.put_slice(&buf[..take]);
+        buf.advance(take);
+        (!buf.is_empty()).then_some(buf)
+    }
+
+    /// `n` bytes were read into [`read_buf`](Self::read_buf)'s room.
+    pub(crate) fn received(&mut self, n: usize) {
+        if let Some(rx) = self.rx.as_mut() {
+            rx.commit(n.min(rx.spare_capacity()));
+        }
+    }
+
+    /// The records to send, one block.
+    pub(crate) fn front(&self) -> &[u8] {
+        self.tx.as_deref().unwrap_or_default()
+    }
+
+    /// `n` bytes of them were sent.
+    pub(crate) fn sent(&mut self, n: usize) {
+        if let Some(tx) = self.tx.as_mut() {
+            tx.advance(n.min(tx.len()));
+            if tx.is_empty() {
+                self.tx = None;
+            }
+        }
+    }
+
+    /// A `close_notify` for a connection the worker closes without asking the core (an idle
+    /// one on shutdown), sealed into `out`; its length, or 0 when none is due.
+    pub(crate) fn farewell(&mut self, out: &mut [u8]) -> usize {
+        match &mut self.state {
+            State::Open(c) if !c.sent_close() => c.write_close_notify(out).unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// The block in `slot`, rented now (of `size` bytes) if there is none.
+fn rent<'b, F: FreeList, S>(
+    slot: &'b mut Option<PoolBuf>,
+    env: &mut Env<'_, F, S>,
+    size: usize,
+) -> Result<&'b mut PoolBuf, Want> {
+    if let Some(b) = slot {
+        return Ok(b);
+    }
+    match env.cache.get(size) {
+        Ok(b) => Ok(slot.insert(b)),
+        Err(_) => Err(Want::Pool),
+    }
+}

@@ -1,0 +1,62 @@
+//! HTTPS: the TLS configuration of a server ([`TlsConfig`], `Config::tls`) and the layer each
+//! connection runs between its driver and the I/O-free core (`layer.rs`), on
+//! [`bufslab_tls`]: rustls does the handshake, and records are sealed and opened in place in
+//! pooled blocks, with no allocation per request.
+
+pub(crate) mod layer;
+
+use std::path::Path;
+
+/// Handshakes one worker runs at once by default ([`TlsConfig::max_handshakes`]).
+pub const DEFAULT_MAX_HANDSHAKES: usize = 128;
+
+/// How a server speaks TLS ([`Config::tls`](crate::Config::tls)): the certificate and
+/// settings of [`bufslab_tls::Config`] (TLS 1.3, ALPN `http/1.1`, resumption by tickets, no
+/// 0-RTT), and the engine's limits around it.
+///
+/// # Examples
+///
+/// ```no_run
+/// use bufslab_server::{Config, TlsConfig};
+///
+/// let mut config = Config::default();
+/// config.tls = Some(TlsConfig::from_pem_files("cert.pem".as_ref(), "key.pem".as_ref())?);
+/// # Ok::<(), bufslab_tls::LoadError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct TlsConfig {
+    tls: bufslab_tls::Config,
+    /// Handshakes one worker runs at once. A connection accepted beyond that is closed at
+    /// once (counted in [`ServerStats::tls_refused`](crate::ServerStats::tls_refused)): a
+    /// flood of handshakes, the expensive part of TLS, then cannot take the worker's time
+    /// from the connections it already serves. A handshake must also finish within
+    /// [`Config::header_timeout`](crate::Config::header_timeout) of the accept.
+    pub max_handshakes: usize,
+}
+
+impl TlsConfig {
+    /// Serves with `tls`.
+    #[must_use]
+    pub fn new(tls: bufslab_tls::Config) -> TlsConfig {
+        TlsConfig {
+            tls,
+            max_handshakes: DEFAULT_MAX_HANDSHAKES,
+        }
+    }
+
+    /// Serves the certificate chain (leaf first) and private key in two PEM files.
+    ///
+    /// # Errors
+    /// A file that cannot be read or holds no certificate or key, or a key that does not
+    /// belong to the certificate.
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<TlsConfig, bufslab_tls::LoadError> {
+        bufslab_tls::Config::from_pem_files(cert, key).map(TlsConfig::new)
+    }
+
+    /// The TLS settings.
+    #[must_use]
+    pub fn tls(&self) -> &bufslab_tls::Config {
+        &self.tls
+    }
+}

@@ -1,0 +1,83 @@
+//! A certificate chain and its private key from PEM files, checked against each other before
+//! a server starts, so that a wrong file stops start-up with a clear message instead of
+//! failing every handshake later.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rustls::pki_types::pem::{self, PemObject};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+/// Why a certificate chain or key could not be loaded.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The file could not be read or is not valid PEM.
+    Pem {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The certificate file holds no `CERTIFICATE` section.
+    NoCertificate(PathBuf),
+    /// The key file holds no private key (`PRIVATE KEY`, `RSA PRIVATE KEY` or
+    /// `EC PRIVATE KEY`).
+    NoKey(PathBuf),
+    /// rustls refused the pair: a key of a kind it cannot sign with, or a key that is not the
+    /// certificate's.
+    Rejected(rustls::Error),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Pem { path, reason } => write!(f, "{}: {reason}", path.display()),
+            Self::NoCertificate(path) => {
+                write!(f, "{}: no CERTIFICATE section in the file", path.display())
+            }
+            Self::NoKey(path) => write!(f, "{}: no private key in the file", path.display()),
+            Self::Rejected(e) => write!(f, "certificate and key refused: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Rejected(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a certificate chain (leaf first) and a private key from PEM files.
+///
+/// # Errors
+/// A file that cannot be read, is not PEM, or holds no certificate or no key. Whether the key
+/// belongs to the certificate is checked by [`Config::from_pem_files`](crate::Config::from_pem_files).
+pub fn pem_files(
+    cert: &Path,
+    key: &Path,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), LoadError> {
+    let pem_error = |path: &Path, e: pem::Error| LoadError::Pem {
+        path: path.to_owned(),
+        reason: match e {
+            pem::Error::Io(io) => io.to_string(),
+            other => format!("not valid PEM ({other:?})"),
+        },
+    };
+    let chain = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| pem_error(cert, e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem_error(cert, e))?;
+    if chain.is_empty() {
+        return Err(LoadError::NoCertificate(cert.to_owned()));
+    }
+    let key_der = match PrivateKeyDer::from_pem_file(key) {
+        Ok(k) => k,
+        Err(pem::Error::NoItemsFound) => return Err(LoadError::NoKey(key.to_owned())),
+        Err(e) => return Err(pem_error(key, e)),
+    };
+    Ok((chain, key_der))
+}
