@@ -344,7 +344,11 @@ impl Config {
     #[must_use]
     pub fn large_block(&self) -> usize {
         // Under TLS it also holds a whole record (16,645 bytes) and what follows it.
-        let floor = if self.tls.is_some() { 32 * 1024 } else { SMALL_BLOCK * 2 };
+        let floor = if self.tls.is_some() {
+            32 * 1024
+        } else {
+            SMALL_BLOCK * 2
+        };
         (self.max_head + 1).next_power_of_two().max(floor)
     }
 

@@ -64,9 +64,9 @@ mod conn;
 mod deferred;
 mod epoll;
 mod exchange;
-mod link;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+mod link;
 mod out_queue;
 mod owned_body;
 mod protocol;

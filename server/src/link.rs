@@ -150,12 +150,9 @@ impl<T: Default> Link<T> {
     /// No request in progress and nothing to send (and no handshake running).
     pub(crate) fn is_idle(&self) -> bool {
         self.conn.is_idle()
-            && self
-                .tls
-                .as_ref()
-                .map_or(true, |t| {
-                    !t.is_handshaking() && !t.holds_input() && !t.holds_output()
-                })
+            && self.tls.as_ref().map_or(true, |t| {
+                !t.is_handshaking() && !t.holds_input() && !t.holds_output() && !t.is_ending()
+            })
     }
 
     /// Pool blocks held.

@@ -63,8 +63,8 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use crate::config::{Config, SMALL_BLOCK};
 use crate::conn::{CloseReason, Env, Want};
-use crate::link::Link;
 use crate::deferred::Deferred;
+use crate::link::Link;
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::shared::Shared;

@@ -673,8 +673,7 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
             return true;
         };
         let c = self.counters();
-        if c.tls_handshakes.load(std::sync::atomic::Ordering::Relaxed) < tls.max_handshakes as u64
-        {
+        if c.tls_handshakes.load(std::sync::atomic::Ordering::Relaxed) < tls.max_handshakes as u64 {
             return true;
         }
         WorkerCounters::add(&c.tls_refused, 1);

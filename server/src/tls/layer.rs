@@ -126,6 +126,12 @@ impl TlsLayer {
         self.rx.as_ref().is_some_and(|b| !b.is_empty())
     }
 
+    /// The layer is ending the connection (an alert or `close_notify` owed or sent): the
+    /// driver must run it to the close.
+    pub(crate) fn is_ending(&self) -> bool {
+        self.end.is_some() || self.half_close || matches!(self.state, State::Failed)
+    }
+
     /// Records wait to be sent.
     pub(crate) fn holds_output(&self) -> bool {
         self.tx.as_ref().is_some_and(|b| !b.is_empty())
@@ -229,8 +235,7 @@ impl TlsLayer {
             Ok(Status::NeedInput | Status::FlushOutput) => Ok(None),
             Ok(Status::Done) => {
                 WorkerCounters::sub(&env.counters.tls_handshakes, 1);
-                let State::Handshake(hs) = std::mem::replace(&mut self.state, State::Failed)
-                else {
+                let State::Handshake(hs) = std::mem::replace(&mut self.state, State::Failed) else {
                     return Ok(None);
                 };
                 match hs.into_connection() {
@@ -440,7 +445,8 @@ impl TlsLayer {
                     .flatten()
                     .unwrap_or(HEADER_LEN);
                 let need = front + record + 1;
-                if rx.len() + rx.spare_capacity() < need.min(rx.capacity()) || rx.spare_capacity() == 0
+                if rx.len() + rx.spare_capacity() < need.min(rx.capacity())
+                    || rx.spare_capacity() == 0
                 {
                     rx.compact();
                 }
