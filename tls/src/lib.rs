@@ -110,8 +110,8 @@
 //! # Not done yet
 //!
 //! TLS 1.2 (the configuration offers TLS 1.3 only and refuses 1.2 clients with
-//! `protocol_version`), 0-RTT (off), client certificates, a client side, and integration with
-//! `bufslab-server`.
+//! `protocol_version`), 0-RTT (off), client certificates and a client side. `bufslab-server`
+//! serves HTTPS on this crate (its `Config::tls`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
