@@ -210,9 +210,9 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
     }
     cfg.tls = match (tls_cert, tls_key) {
         (None, None) => None,
-        (Some(cert), Some(key)) => Some(
-            TlsConfig::from_pem_files(&cert, &key).map_err(|e| CliError::Tls(e.to_string()))?,
-        ),
+        (Some(cert), Some(key)) => {
+            Some(TlsConfig::from_pem_files(&cert, &key).map_err(|e| CliError::Tls(e.to_string()))?)
+        }
         _ => {
             return Err(CliError::Tls(
                 "--tls-cert and --tls-key go together".to_owned(),
@@ -308,7 +308,8 @@ mod tests {
     fn tls_flags_come_in_pairs_and_must_load() {
         assert!(matches!(parse("--tls-cert c.pem"), Err(CliError::Tls(_))));
         assert!(matches!(parse("--tls-key k.pem"), Err(CliError::Tls(_))));
-        let Err(CliError::Tls(why)) = parse("--tls-cert /nonexistent/c.pem --tls-key /nonexistent/k.pem")
+        let Err(CliError::Tls(why)) =
+            parse("--tls-cert /nonexistent/c.pem --tls-key /nonexistent/k.pem")
         else {
             panic!("a missing file must be refused");
         };

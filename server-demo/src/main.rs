@@ -51,7 +51,11 @@ fn main() -> ExitCode {
     };
     let pool_line = describe_pool(&config);
     let workers = config.workers;
-    let scheme = if config.tls.is_some() { "https" } else { "http" };
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let server = match Server::start(config) {
         Ok(s) => s,
         // An explicit `--io uring` that cannot run is a usage error, like a bad flag.

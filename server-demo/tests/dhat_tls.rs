@@ -67,78 +67,87 @@ fn https_requests_allocate_nothing_after_the_handshake() {
 
     let _profiler = dhat::Profiler::builder().testing().build();
     for suite in [Suite::Aes128Gcm, Suite::Aes256Gcm, Suite::Chacha20Poly1305] {
-        each_driver("https_requests_allocate_nothing_after_the_handshake", || {
-            let tls = bufslab_tls::Config::single_cert_builder(chain.clone(), key.clone_key())
-                .unwrap()
-                .cipher_suites(&[suite])
-                .build()
-                .unwrap();
-            // No eviction timer: it allocates bookkeeping every 10 s, not per request.
-            let cfg = Config {
-                workers: 1,
-                max_conns: 64,
-                tls: Some(TlsConfig::new(tls)),
-                ..common::config()
-            };
-            let server = Server::start(cfg).unwrap();
-            let addr = server.local_addr();
-            let mut client = Command::new("python3")
-                .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tls/client.py"))
-                .args([
-                    addr.ip().to_string(),
-                    addr.port().to_string(),
-                    ca.display().to_string(),
-                    ROUNDS.to_string(),
-                    HANDSHAKES.to_string(),
-                    suite.name().to_owned(),
-                ])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("python3 runs");
-            let mut input = client.stdin.take().unwrap();
-            let mut output = client.stdout.take().unwrap();
-            let mut buf = [0u8; 64];
-            let driver = server.stats().driver;
-            loop {
-                let tag = line(&mut output, &mut buf).to_owned();
-                if tag == "full" {
-                    break;
+        each_driver(
+            "https_requests_allocate_nothing_after_the_handshake",
+            || {
+                let tls = bufslab_tls::Config::single_cert_builder(chain.clone(), key.clone_key())
+                    .unwrap()
+                    .cipher_suites(&[suite])
+                    .build()
+                    .unwrap();
+                // No eviction timer: it allocates bookkeeping every 10 s, not per request.
+                let cfg = Config {
+                    workers: 1,
+                    max_conns: 64,
+                    tls: Some(TlsConfig::new(tls)),
+                    ..common::config()
+                };
+                let server = Server::start(cfg).unwrap();
+                let addr = server.local_addr();
+                let mut client = Command::new("python3")
+                    .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tls/client.py"))
+                    .args([
+                        addr.ip().to_string(),
+                        addr.port().to_string(),
+                        ca.display().to_string(),
+                        ROUNDS.to_string(),
+                        HANDSHAKES.to_string(),
+                        suite.name().to_owned(),
+                    ])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .expect("python3 runs");
+                let mut input = client.stdin.take().unwrap();
+                let mut output = client.stdout.take().unwrap();
+                let mut buf = [0u8; 64];
+                let driver = server.stats().driver;
+                loop {
+                    let tag = line(&mut output, &mut buf).to_owned();
+                    if tag == "full" {
+                        break;
+                    }
+                    assert!(tag.starts_with("warm "), "client said {tag:?}");
+                    let before = blocks();
+                    go(&mut input);
+                    let done = line(&mut output, &mut buf);
+                    let after = blocks();
+                    assert!(done.starts_with("done "), "client said {done:?}");
+                    eprintln!(
+                        "dhat: {driver}, {}: {} HTTPS rounds of {}: {} allocations",
+                        suite.name(),
+                        ROUNDS,
+                        &tag[5..],
+                        after - before
+                    );
+                    dhat::assert_eq!(after - before, 0);
+                    go(&mut input);
                 }
-                assert!(tag.starts_with("warm "), "client said {tag:?}");
                 let before = blocks();
                 go(&mut input);
-                let done = line(&mut output, &mut buf);
-                let after = blocks();
-                assert!(done.starts_with("done "), "client said {done:?}");
-                eprintln!(
-                    "dhat: {driver}, {}: {} HTTPS rounds of {}: {} allocations",
-                    suite.name(),
-                    ROUNDS,
-                    &tag[5..],
-                    after - before
-                );
-                dhat::assert_eq!(after - before, 0);
+                assert_eq!(line(&mut output, &mut buf), "resumed");
+                let full = (blocks() - before) / HANDSHAKES;
+                let before = blocks();
                 go(&mut input);
-            }
-            let before = blocks();
-            go(&mut input);
-            assert_eq!(line(&mut output, &mut buf), "resumed");
-            let full = (blocks() - before) / HANDSHAKES;
-            let before = blocks();
-            go(&mut input);
-            assert_eq!(line(&mut output, &mut buf), "end");
-            let resumed = (blocks() - before) / HANDSHAKES;
-            go(&mut input);
-            eprintln!(
+                assert_eq!(line(&mut output, &mut buf), "end");
+                let resumed = (blocks() - before) / HANDSHAKES;
+                go(&mut input);
+                eprintln!(
                 "dhat: {driver}, {}: allocations per connection with a full handshake {full}, with a resumed one {resumed}",
                 suite.name()
             );
-            assert!(full <= FULL_HANDSHAKE_MAX, "{full} allocations per full handshake");
-            assert!(resumed <= RESUMED_HANDSHAKE_MAX, "{resumed} per resumed handshake");
-            assert!(client.wait().unwrap().success(), "the client failed");
-            server.stop().unwrap();
-        });
+                assert!(
+                    full <= FULL_HANDSHAKE_MAX,
+                    "{full} allocations per full handshake"
+                );
+                assert!(
+                    resumed <= RESUMED_HANDSHAKE_MAX,
+                    "{resumed} per resumed handshake"
+                );
+                assert!(client.wait().unwrap().success(), "the client failed");
+                server.stop().unwrap();
+            },
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

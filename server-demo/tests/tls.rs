@@ -212,7 +212,7 @@ driver_test! {
         let served = server.stats().requests;
         // An application-data record whose tag cannot be right: a request's worth of bytes.
         let mut record = vec![23, 3, 3, 0, 64];
-        record.extend(std::iter::repeat_n(b'G', 64));
+        record.extend_from_slice(&[b'G'; 64]);
         s.sock.write_all(&record).unwrap();
         let e = read_to_end(&mut s).expect_err("the server's alert");
         assert!(e.to_string().contains("BadRecordMac"), "{e}");

@@ -76,12 +76,6 @@ impl<T: Default> Link<T> {
         self.conn.release();
     }
 
-    /// The TLS connection, once its handshake is done.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn tls(&self) -> Option<&bufslab_tls::Connection> {
-        self.tls.as_ref().and_then(|t| t.connection())
-    }
-
     /// What to do next (the core's [`Conn::next`], with the TLS work done first).
     #[inline]
     pub(crate) fn next<F: FreeList, S: Service<State = T>>(

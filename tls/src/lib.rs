@@ -123,5 +123,5 @@ mod load;
 pub mod record;
 
 pub use error::{AlertDescription, Error};
-pub use load::{pem_files, LoadError};
 pub use handshake::{Config, ConfigBuilder, Connection, Handshake, Progress, Received, Status};
+pub use load::{pem_files, LoadError};

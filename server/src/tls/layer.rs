@@ -108,14 +108,6 @@ impl TlsLayer {
         matches!(self.state, State::Handshake(_))
     }
 
-    /// The established connection, once the handshake is done.
-    pub(crate) fn connection(&self) -> Option<&Connection> {
-        match &self.state {
-            State::Open(c) => Some(c),
-            _ => None,
-        }
-    }
-
     /// Pool blocks held.
     pub(crate) fn blocks(&self) -> usize {
         usize::from(self.rx.is_some()) + usize::from(self.tx.is_some())
