@@ -591,7 +591,7 @@ impl<T: Default> Conn<T> {
     /// # Errors
     /// [`Want::Pool`] when no block is to be had; [`Want::Close`] when a head fills the
     /// largest block (the codec answers 431 before that, so this is a guard).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read_buf<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -768,7 +768,7 @@ impl<T: Default> Conn<T> {
     }
 
     /// `n` bytes of the output were sent; fully sent blocks go back to the pool.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn sent(&mut self, n: usize) {
         self.out.consume(n);
         if let Phase::Body(body) = &mut self.phase {

@@ -13,7 +13,7 @@ use bufslab_http::Parser;
 use mio::net::TcpStream;
 
 use crate::conn::{CloseReason, Env, Want};
-use crate::link::Link;
+use crate::link::{Link, Wire};
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::stats::WorkerCounters;
@@ -114,25 +114,55 @@ impl<T: Default> EpollConn<T> {
         &mut self,
         env: &mut Env<'_, F, S>,
     ) -> Turn {
+        let mut io = Io {
+            sock: &mut self.sock,
+            readable: &mut self.readable,
+            read_closed: self.read_closed,
+            writable: &mut self.writable,
+        };
+        match self.conn.plain() {
+            Some(conn) => io.drive(conn, env),
+            None => io.drive(&mut self.conn, env),
+        }
+    }
+}
+
+/// An epoll slot's socket and readiness, lent to one turn of its connection.
+struct Io<'s> {
+    sock: &'s mut Option<TcpStream>,
+    readable: &'s mut bool,
+    read_closed: bool,
+    writable: &'s mut bool,
+}
+
+impl Io<'_> {
+    /// Runs the connection `conn` (the core alone, or behind TLS) until it would block, must
+    /// wait, or must close.
+    #[inline(always)]
+    fn drive<T: Default, W: Wire<T>, F: FreeList, S: Service<State = T>>(
+        &mut self,
+        conn: &mut W,
+        env: &mut Env<'_, F, S>,
+    ) -> Turn {
         let mut progress = false;
         let mut reads = 0;
         let next = loop {
             let Some(sock) = self.sock.as_mut() else {
                 break Next::Close(CloseReason::Done);
             };
-            match self.conn.next(env) {
+            match conn.next(env) {
                 Want::Send => {
-                    if !self.writable {
+                    if !*self.writable {
                         break Next::Wait;
                     }
-                    match send(&self.conn, sock) {
+                    match send(conn, sock) {
                         Ok(0) => break Next::Close(CloseReason::Io),
                         Ok(n) => {
                             progress = true;
-                            self.conn.sent(n);
+                            conn.sent(n);
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            self.writable = false;
+                            *self.writable = false;
                             break Next::Wait;
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -144,35 +174,35 @@ impl<T: Default> EpollConn<T> {
                     let _ = sock.shutdown(Shutdown::Write);
                 }
                 Want::Discard => {
-                    if !self.readable {
+                    if !*self.readable {
                         break Next::Wait;
                     }
-                    match drain(&mut self.conn, sock) {
+                    match drain(conn, sock) {
                         Ok(()) => {
-                            self.readable = false;
+                            *self.readable = false;
                             break Next::Wait;
                         }
                         Err(reason) => break Next::Close(reason),
                     }
                 }
                 Want::Receive => {
-                    if !self.readable {
+                    if !*self.readable {
                         break Next::Wait;
                     }
                     if reads >= READ_BUDGET {
                         break Next::Yield;
                     }
-                    let buf = match self.conn.read_buf(env) {
+                    let buf = match conn.read_buf(env) {
                         Ok(b) => b,
                         Err(Want::Close(reason)) => break Next::Close(reason),
                         Err(_) => break Next::Pool,
                     };
                     let room = buf.spare_capacity();
                     match buf.read_from(&mut Raw(sock)) {
-                        Ok(0) => match self.conn.peer_eof(env) {
+                        Ok(0) => match conn.peer_eof(env) {
                             Some(reason) => break Next::Close(reason),
                             // An upgraded connection sends its last bytes, then closes.
-                            None => self.readable = false,
+                            None => *self.readable = false,
                         },
                         Ok(n) => {
                             progress = true;
@@ -182,12 +212,12 @@ impl<T: Default> EpollConn<T> {
                             // return EAGAIN. That saves a syscall per request; a FIN seen
                             // already brings no new edge, so then the loop reads on to the 0.
                             if n < room && !self.read_closed {
-                                self.readable = false;
+                                *self.readable = false;
                             }
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            self.readable = false;
-                            self.conn.release_read_block();
+                            *self.readable = false;
+                            conn.release_read_block();
                             break Next::Wait;
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -205,7 +235,7 @@ impl<T: Default> EpollConn<T> {
 
 /// One `send` of the only block (the common case: one response, or a pipelined batch that fit
 /// one block), else one `writev` of them all. `send` spares the kernel the iovec import.
-fn send<T: Default>(conn: &Link<T>, sock: &mut TcpStream) -> io::Result<usize> {
+fn send<T: Default>(conn: &impl Wire<T>, sock: &mut TcpStream) -> io::Result<usize> {
     if conn.output_blocks() == 1 {
         return Raw(sock).write(conn.front());
     }
@@ -217,7 +247,7 @@ fn send<T: Default>(conn: &Link<T>, sock: &mut TcpStream) -> io::Result<usize> {
 
 /// Reads and discards what the peer still sends after our last response. `Ok(())`: would
 /// block; `Err`: close now.
-fn drain<T: Default>(conn: &mut Link<T>, sock: &mut TcpStream) -> Result<(), CloseReason> {
+fn drain<T: Default>(conn: &mut impl Wire<T>, sock: &mut TcpStream) -> Result<(), CloseReason> {
     let mut scratch = [0u8; 4096];
     loop {
         match sock.read(&mut scratch) {

@@ -41,6 +41,16 @@ impl<T> DerefMut for Link<T> {
 }
 
 impl<T: Default> Link<T> {
+    /// The core alone, when the connection is plain: a driver runs it through [`Wire`]
+    /// without a TLS check per call.
+    #[inline(always)]
+    pub(crate) fn plain(&mut self) -> Option<&mut Conn<T>> {
+        match self.tls {
+            None => Some(&mut self.conn),
+            Some(_) => None,
+        }
+    }
+
     /// A closed slot.
     pub(crate) fn new(parser: Parser, slot: usize, out_blocks: usize) -> Link<T> {
         Link {
@@ -77,7 +87,7 @@ impl<T: Default> Link<T> {
     }
 
     /// What to do next (the core's [`Conn::next`], with the TLS work done first).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -89,7 +99,7 @@ impl<T: Default> Link<T> {
     }
 
     /// The block to read into ([`Conn::read_buf`]; the ciphertext block under TLS).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read_buf<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -101,6 +111,7 @@ impl<T: Default> Link<T> {
     }
 
     /// [`read_buf`](Self::read_buf)'s spare room.
+    #[inline(always)]
     pub(crate) fn read_space<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -109,6 +120,7 @@ impl<T: Default> Link<T> {
     }
 
     /// `n` bytes were read into the room [`read_space`](Self::read_space) gave.
+    #[inline(always)]
     pub(crate) fn received(&mut self, n: usize) {
         match &mut self.tls {
             None => self.conn.received(n),
@@ -117,6 +129,7 @@ impl<T: Default> Link<T> {
     }
 
     /// Gives the read blocks back if they hold nothing.
+    #[inline(always)]
     pub(crate) fn release_read_block(&mut self) {
         if let Some(tls) = &mut self.tls {
             tls.release_read_block();
@@ -125,6 +138,7 @@ impl<T: Default> Link<T> {
     }
 
     /// Takes a block filled by the kernel ([`Conn::receive_block`]).
+    #[inline(always)]
     pub(crate) fn receive_block<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -137,38 +151,43 @@ impl<T: Default> Link<T> {
     }
 
     /// Input is buffered: the core's, or ciphertext not yet opened.
+    #[inline(always)]
     pub(crate) fn holds_input(&self) -> bool {
-        self.tls.as_ref().is_some_and(|t| t.holds_input()) || self.conn.holds_input()
+        match &self.tls {
+            None => self.conn.holds_input(),
+            Some(tls) => tls.holds_input() || self.conn.holds_input(),
+        }
     }
 
     /// No request in progress and nothing to send (and no handshake running).
+    #[inline(always)]
     pub(crate) fn is_idle(&self) -> bool {
-        self.conn.is_idle()
-            && self.tls.as_ref().map_or(true, |t| {
-                !t.is_handshaking() && !t.holds_input() && !t.holds_output() && !t.is_ending()
-            })
+        match &self.tls {
+            None => self.conn.is_idle(),
+            Some(tls) => self.conn.is_idle() && tls.is_quiet(),
+        }
     }
 
     /// Pool blocks held.
+    #[inline(always)]
     pub(crate) fn blocks(&self) -> usize {
-        self.conn.blocks() + self.tls.as_ref().map_or(0, |t| t.blocks())
+        match &self.tls {
+            None => self.conn.blocks(),
+            Some(tls) => self.conn.blocks() + tls.blocks(),
+        }
     }
 
     /// The output as slices ([`Conn::output`]; the records under TLS, one block).
+    #[inline(always)]
     pub(crate) fn output<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize {
         match &self.tls {
             None => self.conn.output(slices),
-            Some(tls) => match slices.first_mut() {
-                Some(first) if !tls.front().is_empty() => {
-                    *first = IoSlice::new(tls.front());
-                    1
-                }
-                _ => 0,
-            },
+            Some(tls) => tls.output(slices),
         }
     }
 
     /// The oldest output block's bytes.
+    #[inline(always)]
     pub(crate) fn front(&self) -> &[u8] {
         match &self.tls {
             None => self.conn.front(),
@@ -177,15 +196,16 @@ impl<T: Default> Link<T> {
     }
 
     /// Output blocks queued.
+    #[inline(always)]
     pub(crate) fn output_blocks(&self) -> usize {
         match &self.tls {
             None => self.conn.output_blocks(),
-            Some(tls) => usize::from(!tls.front().is_empty()),
+            Some(tls) => tls.output_blocks(),
         }
     }
 
     /// `n` bytes of the output were sent.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn sent(&mut self, n: usize) {
         match &mut self.tls {
             None => self.conn.sent(n),
@@ -195,11 +215,13 @@ impl<T: Default> Link<T> {
 
     /// The queued output is the connection's last ([`Conn::closes_after_output`]). Under TLS
     /// never: the layer's `close_notify` goes out behind it first.
+    #[inline(always)]
     pub(crate) fn closes_after_output(&self) -> bool {
         self.tls.is_none() && self.conn.closes_after_output()
     }
 
     /// The end of the peer's stream ([`Conn::peer_eof`]).
+    #[inline(always)]
     pub(crate) fn peer_eof<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -217,3 +239,84 @@ impl<T: Default> Link<T> {
         }
     }
 }
+
+/// What a driver asks of a connection while it moves its bytes: the core itself for a plain
+/// connection (so that path has no TLS check per call), or a [`Link`] for a TLS one. The
+/// methods are those of the same names on [`Conn`] and [`Link`].
+pub(crate) trait Wire<T: Default> {
+    fn next<F: FreeList, S: Service<State = T>>(&mut self, env: &mut Env<'_, F, S>) -> Want;
+    fn read_buf<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<&mut PoolBuf, Want>;
+    fn release_read_block(&mut self);
+    fn peer_eof<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Option<CloseReason>;
+    fn peer_closed(&mut self) -> CloseReason;
+    fn discarded(&mut self, n: usize) -> Want;
+    fn output<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize;
+    fn front(&self) -> &[u8];
+    fn output_blocks(&self) -> usize;
+    fn sent(&mut self, n: usize);
+}
+
+macro_rules! wire {
+    ($ty:ident) => {
+        impl<T: Default> Wire<T> for $ty<T> {
+            #[inline(always)]
+            fn next<F: FreeList, S: Service<State = T>>(
+                &mut self,
+                env: &mut Env<'_, F, S>,
+            ) -> Want {
+                $ty::next(self, env)
+            }
+            #[inline(always)]
+            fn read_buf<F: FreeList, S: Service<State = T>>(
+                &mut self,
+                env: &mut Env<'_, F, S>,
+            ) -> Result<&mut PoolBuf, Want> {
+                $ty::read_buf(self, env)
+            }
+            #[inline(always)]
+            fn release_read_block(&mut self) {
+                $ty::release_read_block(self);
+            }
+            #[inline(always)]
+            fn peer_eof<F: FreeList, S: Service<State = T>>(
+                &mut self,
+                env: &mut Env<'_, F, S>,
+            ) -> Option<CloseReason> {
+                $ty::peer_eof(self, env)
+            }
+            #[inline(always)]
+            fn peer_closed(&mut self) -> CloseReason {
+                Conn::peer_closed(self)
+            }
+            #[inline(always)]
+            fn discarded(&mut self, n: usize) -> Want {
+                Conn::discarded(self, n)
+            }
+            #[inline(always)]
+            fn output<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize {
+                $ty::output(self, slices)
+            }
+            #[inline(always)]
+            fn front(&self) -> &[u8] {
+                $ty::front(self)
+            }
+            #[inline(always)]
+            fn output_blocks(&self) -> usize {
+                $ty::output_blocks(self)
+            }
+            #[inline(always)]
+            fn sent(&mut self, n: usize) {
+                $ty::sent(self, n);
+            }
+        }
+    };
+}
+
+wire!(Conn);
+wire!(Link);

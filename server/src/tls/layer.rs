@@ -109,11 +109,15 @@ impl TlsLayer {
     }
 
     /// Pool blocks held.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn blocks(&self) -> usize {
         usize::from(self.rx.is_some()) + usize::from(self.tx.is_some())
     }
 
     /// Ciphertext (or plaintext not yet taken) is buffered.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn holds_input(&self) -> bool {
         self.rx.as_ref().is_some_and(|b| !b.is_empty())
     }
@@ -124,12 +128,42 @@ impl TlsLayer {
         self.end.is_some() || self.half_close || matches!(self.state, State::Failed)
     }
 
+    /// Nothing buffered either way, no handshake running, nothing ending: as far as TLS goes,
+    /// the connection may close as idle.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn is_quiet(&self) -> bool {
+        !self.is_handshaking() && !self.holds_input() && !self.holds_output() && !self.is_ending()
+    }
+
+    /// The records to send as slices (one block).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn output<'a>(&'a self, slices: &mut [IoSlice<'a>]) -> usize {
+        match slices.first_mut() {
+            Some(first) if self.holds_output() => {
+                *first = IoSlice::new(self.front());
+                1
+            }
+            _ => 0,
+        }
+    }
+
+    /// Output blocks queued: `tx`, when it holds records.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn output_blocks(&self) -> usize {
+        usize::from(self.holds_output())
+    }
+
     /// Records wait to be sent.
     pub(crate) fn holds_output(&self) -> bool {
         self.tx.as_ref().is_some_and(|b| !b.is_empty())
     }
 
     /// Gives `rx` back if it holds nothing.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn release_read_block(&mut self) {
         if self.rx.as_ref().is_some_and(|b| b.is_empty()) {
             self.rx = None;
@@ -137,6 +171,8 @@ impl TlsLayer {
     }
 
     /// The core's next want, with the TLS work it implies done first; see the module docs.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn next<T: Default, F: FreeList, S: Service<State = T>>(
         &mut self,
         conn: &mut Conn<T>,
@@ -424,6 +460,8 @@ impl TlsLayer {
 
     /// The block to read ciphertext into, with room for the whole of the record at its front
     /// where that is known.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn read_buf<F: FreeList, S: Service>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -466,6 +504,8 @@ impl TlsLayer {
 
     /// Takes a block the kernel filled: it becomes `rx` when that is empty, else is appended
     /// to it; returns what did not fit (see `Conn::receive_block`).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn receive_block<F: FreeList, S: Service>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -495,6 +535,8 @@ impl TlsLayer {
     }
 
     /// `n` bytes were read into [`read_buf`](Self::read_buf)'s room.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn received(&mut self, n: usize) {
         if let Some(rx) = self.rx.as_mut() {
             rx.commit(n.min(rx.spare_capacity()));
@@ -502,11 +544,15 @@ impl TlsLayer {
     }
 
     /// The records to send, one block.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn front(&self) -> &[u8] {
         self.tx.as_deref().unwrap_or_default()
     }
 
     /// `n` bytes of them were sent.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn sent(&mut self, n: usize) {
         if let Some(tx) = self.tx.as_mut() {
             tx.advance(n.min(tx.len()));
