@@ -400,7 +400,8 @@ mod tests {
         for s in Scenario::WEBSOCKET {
             let payload = s.request();
             assert_eq!(Some(payload.len()), s.websocket_payload());
-            assert_eq!(std::str::from_utf8(&payload).is_ok(), s.websocket_text());
+            // (32 B of the binary pattern happen to be ASCII too; 4 KiB and 64 KiB are not.)
+            assert!(!s.websocket_text() || std::str::from_utf8(&payload).is_ok());
         }
     }
 
