@@ -36,11 +36,14 @@ counted by a preloaded allocation counter.
 scenarios: plaintext json pipelined-16 echo-1k echo-chunked-64k not-found connect-close
            malformed-400 plaintext-queue plaintext-stack
            WebSocket (a request is a message and its echo): ws-echo-32 ws-echo-4k ws-echo-64k
+           (binary messages) ws-text-32 ws-text-4k ws-text-64k (text messages)
 subjects (built in), in process: server-demo-epoll server-demo-uring server-demo-auto hyper
            ws-tungstenite ws-fastwebsockets (WebSocket scenarios only)
            as binaries: server-demo-bin-epoll server-demo-bin-uring server-demo-bin-auto
            hyper-bin may-minihttp-bin nginx (where installed)
-           bufslab-ws-bin (WebSocket only; skipped until server-demo takes --ws-echo)
+           bufslab-ws-bin-epoll bufslab-ws-bin-uring (bufslab-server's ws_echo example;
+           --io keeps them as it keeps server-demo's) ws-tungstenite-bin ws-fastwebsockets-bin
+           (WebSocket scenarios only)
 ";
 
 /// What the command line asks for.

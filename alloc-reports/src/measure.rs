@@ -389,8 +389,9 @@ impl Prepared {
         let per_write = scenario.per_write();
 
         if let Some(ws) = &mut self.ws {
-            // Upgraded once, before warm-up: the window holds messages only.
-            ws.connect(addr, "/")?;
+            // Upgraded once, before warm-up: the window holds messages only. `/ws` is where
+            // bufslab-server's ws_echo example upgrades; the peers upgrade on any path.
+            ws.connect(addr, "/ws")?;
         } else if scenario.shape() == Shape::KeepAlive {
             self.client.connect(addr)?;
         }
@@ -482,7 +483,7 @@ impl Prepared {
     /// on a new connection where the scenario asks for one.
     fn once(&mut self, addr: SocketAddr) -> Result<(), MeasureError> {
         if let Some(ws) = &mut self.ws {
-            ws.echo(&self.request, false)?;
+            ws.echo(&self.request, self.scenario.websocket_text())?;
             return Ok(());
         }
         let shape = self.scenario.shape();

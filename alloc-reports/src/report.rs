@@ -211,7 +211,7 @@ pub fn markdown(report: &Report) -> String {
         1 --io MODE`, `hyper_baseline --workers 1`; server-demo's binary keeps idle eviction \
         on its 10 s timer), `may-minihttp-bin` the load harness's `may_baseline --workers 1`, \
         and `nginx` Debian's nginx with one worker process, serving the same plaintext and \
-        json bodies with `return`. In the WebSocket scenarios (`ws-echo-*`) a request is one \
+        json bodies with `return`. In the WebSocket scenarios (`ws-echo-*` binary, `ws-text-*` text) a request is one \
         masked binary message and its echo, on one connection upgraded before warm-up; \
         `ws-tungstenite` is tokio-tungstenite as the WebSocket load harness's \
         `ws_tungstenite` (its README's echo server), `ws-fastwebsockets` fastwebsockets over \

@@ -274,9 +274,13 @@ mod tests {
                 "nginx",
                 "ws-tungstenite",
                 "ws-fastwebsockets",
-                "bufslab-ws-bin"
+                "bufslab-ws-bin-epoll",
+                "bufslab-ws-bin-uring",
+                "ws-tungstenite-bin",
+                "ws-fastwebsockets-bin"
             ]
         );
+        // bufslab's WebSocket echo runs under an explicit driver only, as `--io` names it.
         assert_eq!(
             names(&all, &[], &[IoMode::Auto]),
             [
@@ -288,8 +292,13 @@ mod tests {
                 "nginx",
                 "ws-tungstenite",
                 "ws-fastwebsockets",
-                "bufslab-ws-bin"
+                "ws-tungstenite-bin",
+                "ws-fastwebsockets-bin"
             ]
+        );
+        assert_eq!(
+            names(&all, &["bufslab-ws-bin"], &[IoMode::Uring]),
+            ["bufslab-ws-bin-uring"]
         );
         assert_eq!(
             names(&all, &["server-demo-bin"], &[IoMode::Epoll]),

@@ -62,6 +62,13 @@ pub enum Scenario {
     WsEcho4k,
     /// The same with 64 KiB messages.
     WsEcho64k,
+    /// [`Scenario::WsEcho32`] with text messages (printable ASCII, so valid UTF-8): the
+    /// server's UTF-8 check is on the measured path.
+    WsText32,
+    /// The same with 4 KiB text messages.
+    WsText4k,
+    /// The same with 64 KiB text messages.
+    WsText64k,
 }
 
 /// A scenario name that is not one of [`Scenario::ALL`].
@@ -82,8 +89,8 @@ impl std::error::Error for UnknownScenario {}
 
 impl Scenario {
     /// Every scenario, in report order: the HTTP ones, then the WebSocket ones.
-    pub const ALL: [Scenario; 13] = {
-        let mut all = [Scenario::Plaintext; 13];
+    pub const ALL: [Scenario; 16] = {
+        let mut all = [Scenario::Plaintext; 16];
         let mut i = 0;
         while i < Scenario::HTTP.len() {
             all[i] = Scenario::HTTP[i];
@@ -112,18 +119,33 @@ impl Scenario {
 
     /// The WebSocket echo scenarios: a request is one message and its echo, on a connection
     /// upgraded before warm-up.
-    pub const WEBSOCKET: [Scenario; 3] =
-        [Scenario::WsEcho32, Scenario::WsEcho4k, Scenario::WsEcho64k];
+    pub const WEBSOCKET: [Scenario; 6] = [
+        Scenario::WsEcho32,
+        Scenario::WsEcho4k,
+        Scenario::WsEcho64k,
+        Scenario::WsText32,
+        Scenario::WsText4k,
+        Scenario::WsText64k,
+    ];
 
     /// The payload length of a WebSocket echo scenario; `None` for an HTTP one.
     #[must_use]
     pub fn websocket_payload(self) -> Option<usize> {
         match self {
-            Scenario::WsEcho32 => Some(32),
-            Scenario::WsEcho4k => Some(4 * 1024),
-            Scenario::WsEcho64k => Some(64 * 1024),
+            Scenario::WsEcho32 | Scenario::WsText32 => Some(32),
+            Scenario::WsEcho4k | Scenario::WsText4k => Some(4 * 1024),
+            Scenario::WsEcho64k | Scenario::WsText64k => Some(64 * 1024),
             _ => None,
         }
+    }
+
+    /// Whether a WebSocket scenario's messages are text (else binary).
+    #[must_use]
+    pub fn websocket_text(self) -> bool {
+        matches!(
+            self,
+            Scenario::WsText32 | Scenario::WsText4k | Scenario::WsText64k
+        )
     }
 
     /// The name used by `--scenario`, the report and the profile's file name.
@@ -143,6 +165,9 @@ impl Scenario {
             Scenario::WsEcho32 => "ws-echo-32",
             Scenario::WsEcho4k => "ws-echo-4k",
             Scenario::WsEcho64k => "ws-echo-64k",
+            Scenario::WsText32 => "ws-text-32",
+            Scenario::WsText4k => "ws-text-4k",
+            Scenario::WsText64k => "ws-text-64k",
         }
     }
 
@@ -174,6 +199,9 @@ impl Scenario {
             Scenario::WsEcho32 => "WebSocket, masked 32 B binary message echoed",
             Scenario::WsEcho4k => "WebSocket, masked 4 KiB binary message echoed",
             Scenario::WsEcho64k => "WebSocket, masked 64 KiB binary message echoed",
+            Scenario::WsText32 => "WebSocket, masked 32 B text message echoed",
+            Scenario::WsText4k => "WebSocket, masked 4 KiB text message echoed",
+            Scenario::WsText64k => "WebSocket, masked 64 KiB text message echoed",
         }
     }
 
@@ -205,7 +233,7 @@ impl Scenario {
         match self {
             Scenario::Pipelined => 160_000,
             // 64 KiB each way per request.
-            Scenario::EchoChunked | Scenario::WsEcho64k => 10_000,
+            Scenario::EchoChunked | Scenario::WsEcho64k | Scenario::WsText64k => 10_000,
             // Every cycle is a TCP handshake and teardown, and leaves a TIME_WAIT socket.
             Scenario::ConnectClose | Scenario::Malformed => 1_000,
             _ => 100_000,
@@ -227,7 +255,11 @@ impl Scenario {
     #[must_use]
     pub fn request(self) -> Vec<u8> {
         if let Some(len) = self.websocket_payload() {
-            return body(len);
+            return if self.websocket_text() {
+                text(len)
+            } else {
+                body(len)
+            };
         }
         const PLAINTEXT: &[u8] = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\n\r\n";
         match self {
@@ -237,7 +269,10 @@ impl Scenario {
             | Scenario::ConnectClose
             | Scenario::WsEcho32
             | Scenario::WsEcho4k
-            | Scenario::WsEcho64k => PLAINTEXT.to_vec(),
+            | Scenario::WsEcho64k
+            | Scenario::WsText32
+            | Scenario::WsText4k
+            | Scenario::WsText64k => PLAINTEXT.to_vec(),
             Scenario::Json => b"GET /json HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
             Scenario::Pipelined => PLAINTEXT.repeat(PIPELINE),
             Scenario::NotFound => b"GET /missing HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
@@ -305,6 +340,12 @@ fn body(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
 }
 
+/// The text messages' payload: printable ASCII (valid UTF-8, as a text message must be), in a
+/// pattern of 89 (a prime) that does not repeat on a block boundary either.
+fn text(len: usize) -> Vec<u8> {
+    (0..len).map(|i| b' ' + (i % 89) as u8).collect()
+}
+
 /// What a response must be for the scenario to count it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Expected {
@@ -352,6 +393,16 @@ mod tests {
         assert!(Scenario::WEBSOCKET
             .iter()
             .all(|s| s.websocket_payload().is_some()));
+    }
+
+    #[test]
+    fn text_messages_are_utf8() {
+        for s in Scenario::WEBSOCKET {
+            let payload = s.request();
+            assert_eq!(Some(payload.len()), s.websocket_payload());
+            // (32 B of the binary pattern happen to be ASCII too; 4 KiB and 64 KiB are not.)
+            assert!(!s.websocket_text() || std::str::from_utf8(&payload).is_ok());
+        }
     }
 
     #[test]

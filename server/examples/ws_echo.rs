@@ -46,8 +46,9 @@ impl Service for Echo {
     }
 }
 
-/// `[PORT] [--addr IP:PORT] [--workers N]`: the load harness (`benches/load/ws.sh`) starts it
-/// with the last two, as it starts the peers.
+/// `[PORT] [--addr IP:PORT] [--workers N] [--io auto|epoll|uring]`: the load harness
+/// (`benches/load/ws.sh`) starts it with `--addr` and `--workers`, as it starts the peers, and
+/// `--io` (server-demo's flag) picks the driver, for measuring each.
 fn main() -> Result<(), bufslab_server::ServerError> {
     let mut config = Config::default();
     let mut args = std::env::args().skip(1);
@@ -61,6 +62,14 @@ fn main() -> Result<(), bufslab_server::ServerError> {
                 Some(n) => config.workers = n,
                 None => usage(),
             },
+            "--io" => match args.next().and_then(|m| m.parse().ok()) {
+                Some(io) => config.io = io,
+                None => usage(),
+            },
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0)
+            }
             port => match port.parse() {
                 Ok(port) => config.addr.set_port(port),
                 Err(_) => usage(),
@@ -73,8 +82,10 @@ fn main() -> Result<(), bufslab_server::ServerError> {
     server.join().map(|_| ())
 }
 
+const USAGE: &str = "usage: ws_echo [PORT] [--addr IP:PORT] [--workers N] [--io auto|epoll|uring]";
+
 fn usage() -> ! {
-    eprintln!("usage: ws_echo [PORT] [--addr IP:PORT] [--workers N]");
+    eprintln!("{USAGE}");
     std::process::exit(2)
 }
 

@@ -50,8 +50,9 @@
 //! What the adapter does for the handler:
 //!
 //! * **Messages** up to [`WsConfig::buffer`] bytes arrive whole ([`Message::first`] and
-//!   [`Message::last`] both set), gathered in one block rented from the engine's pool for the
-//!   time the message takes, and validated whole before the handler sees a byte: a text
+//!   [`Message::last`] both set), handed over from the receive block where the whole
+//!   message came in one (no copy), else gathered in one block rented from the engine's pool
+//!   for the time the message takes, and validated whole before the handler sees a byte: a text
 //!   message that is not UTF-8 never reaches it. A larger message arrives in fragments of
 //!   `buffer` bytes (the last one shorter, possibly empty), each gathered the same way: a
 //!   violation found later in it (invalid UTF-8 past what was delivered) closes the
@@ -550,6 +551,13 @@ impl WebSocket {
         } = self;
         let buffer = cfg.buffer.min(up.large_block());
         let mut at = 0;
+        // A message's first payload, left where the decoder unmasked it in `buf` (offset and
+        // length) rather than copied into a gathering block: when its end follows in the same
+        // receive block, as for most small messages, it goes to the handler from there, with
+        // no block rented and no copy.
+        let mut held: Option<(usize, usize)> = None;
+        // Where `buf` starts, for the offset of a `Data` slice in it.
+        let base = buf.as_ptr() as usize;
         while !st.closed {
             let step = match dec.decode(buf.get_mut(at..).unwrap_or_default()) {
                 Ok(step) => step,
@@ -578,54 +586,33 @@ impl WebSocket {
                     *kind = k;
                     *started = false;
                 }
-                Event::Data(mut data) => {
-                    // Gathered into one block of `buffer` bytes, delivered whole at the end or
-                    // each time it fills: large messages go to the handler (and an echo back
-                    // out) in fragments of `buffer` bytes, not one per receive block.
-                    while !data.is_empty() {
-                        if msg.is_none() && buffer > 0 {
-                            *msg = ws.up.rent(buffer);
-                        }
-                        let Some(m) = msg.as_mut() else {
-                            // No block (the pool is dry, or no gathering): as it came.
-                            let first = !std::mem::replace(started, true);
-                            let last = false;
-                            handler.message(
-                                Message {
-                                    kind: *kind,
-                                    data,
-                                    first,
-                                    last,
-                                },
-                                &mut ws,
-                            );
-                            break;
-                        };
-                        let room = buffer.saturating_sub(m.len()).min(m.spare_capacity());
-                        let (now, rest) = data.split_at(room.min(data.len()));
-                        m.put_slice(now);
-                        data = rest;
-                        if data.is_empty() {
-                            break;
-                        }
-                        let first = !std::mem::replace(started, true);
-                        let last = false;
-                        handler.message(
-                            Message {
-                                kind: *kind,
-                                data: m,
-                                first,
-                                last,
-                            },
-                            &mut ws,
-                        );
-                        m.clear();
+                Event::Data(data) if held.is_none() && msg.is_none() && !*started => {
+                    if data.len() <= buffer {
+                        // `data` is a slice of `buf` (the decoder unmasks in place).
+                        let offset = (data.as_ptr() as usize).wrapping_sub(base);
+                        held = Some((offset, data.len()));
+                    } else {
+                        gather(data, buffer, msg, *kind, started, handler, &mut ws);
                     }
+                }
+                Event::Data(data) => {
+                    // More of a held message in the same block: it is gathered after all.
+                    let next = (data.as_ptr() as usize).wrapping_sub(base);
+                    let next = (next, data.len());
+                    if let Some(first) = held.take() {
+                        let data = buf.get(first.0..first.0 + first.1).unwrap_or_default();
+                        gather(data, buffer, msg, *kind, started, handler, &mut ws);
+                    }
+                    let data = buf.get(next.0..next.0 + next.1).unwrap_or_default();
+                    gather(data, buffer, msg, *kind, started, handler, &mut ws);
                 }
                 Event::MessageEnd => {
                     let m = msg.take();
                     let first = !std::mem::replace(started, false);
-                    let data = m.as_deref().unwrap_or_default();
+                    let data = match held.take() {
+                        Some((offset, len)) => buf.get(offset..offset + len).unwrap_or_default(),
+                        None => m.as_deref().unwrap_or_default(),
+                    };
                     handler.message(
                         Message {
                             kind: *kind,
@@ -661,5 +648,62 @@ impl WebSocket {
                 _ => {}
             }
         }
+        // The held message goes on in the next receive block: gathered, as any other.
+        if let (Some((offset, len)), false) = (held, st.closed) {
+            let data = buf.get(offset..offset + len).unwrap_or_default();
+            let mut ws = WsSender { up, st };
+            gather(data, buffer, msg, *kind, started, handler, &mut ws);
+        }
+    }
+}
+
+/// Gathers `data`, payload of the open message of `kind`, into one block of `buffer` bytes
+/// (`msg`), handing the block to the handler each time it fills: large messages go to the
+/// handler (and an echo back out) in fragments of `buffer` bytes, not one per receive block.
+/// Without a block (the pool is dry, or `buffer` is 0) `data` goes to the handler as it came.
+fn gather<H: WsHandler + ?Sized>(
+    mut data: &[u8],
+    buffer: usize,
+    msg: &mut Option<PoolBuf>,
+    kind: MessageKind,
+    started: &mut bool,
+    handler: &mut H,
+    ws: &mut WsSender<'_, '_>,
+) {
+    while !data.is_empty() {
+        if msg.is_none() && buffer > 0 {
+            *msg = ws.up.rent(buffer);
+        }
+        let Some(m) = msg.as_mut() else {
+            let first = !std::mem::replace(started, true);
+            handler.message(
+                Message {
+                    kind,
+                    data,
+                    first,
+                    last: false,
+                },
+                ws,
+            );
+            return;
+        };
+        let room = buffer.saturating_sub(m.len()).min(m.spare_capacity());
+        let (now, rest) = data.split_at(room.min(data.len()));
+        m.put_slice(now);
+        data = rest;
+        if data.is_empty() {
+            return;
+        }
+        let first = !std::mem::replace(started, true);
+        handler.message(
+            Message {
+                kind,
+                data: m,
+                first,
+                last: false,
+            },
+            ws,
+        );
+        m.clear();
     }
 }

@@ -207,6 +207,7 @@ macro_rules! both_drivers {
 
 both_drivers!(
     rust: handshake_refusals, shutdown_says_going_away;
-    python: echo_sizes, fragmented, ping_in_fragmented_message, violations, close_from_client,
+    python: echo_sizes, fragmented, ping_in_fragmented_message, one_block, violations,
+        close_from_client,
         close_from_server,
 );

@@ -212,7 +212,13 @@ pub fn builtin() -> Vec<Box<dyn Subject>> {
         Box::new(process::nginx()),
         Box::new(WsEcho(WsPeer::Tungstenite)),
         Box::new(WsEcho(WsPeer::FastWebSockets)),
-        Box::new(process::bufslab_ws()),
+        Box::new(process::bufslab_ws(IoMode::Epoll)),
+        Box::new(process::bufslab_ws(IoMode::Uring)),
+        Box::new(process::ws_peer("ws-tungstenite-bin", "ws_tungstenite")),
+        Box::new(process::ws_peer(
+            "ws-fastwebsockets-bin",
+            "ws_fastwebsockets",
+        )),
     ]
 }
 
@@ -261,7 +267,10 @@ mod tests {
                 "nginx",
                 "ws-tungstenite",
                 "ws-fastwebsockets",
-                "bufslab-ws-bin",
+                "bufslab-ws-bin-epoll",
+                "bufslab-ws-bin-uring",
+                "ws-tungstenite-bin",
+                "ws-fastwebsockets-bin",
             ]
         );
         assert!(names.iter().all(|n| valid_name(n)));

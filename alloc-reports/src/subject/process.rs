@@ -64,7 +64,7 @@ pub enum Program {
     Workspace {
         /// Its package.
         package: &'static str,
-        /// Its binary target.
+        /// Its binary or example target.
         bin: &'static str,
     },
     /// A program installed on the machine, found on `PATH` or in `/usr/sbin`; the subject is
@@ -584,11 +584,14 @@ fn resolve(program: &Program) -> Result<PathBuf, String> {
     }
 }
 
-/// The workspace binaries the built-in subjects run.
-const WORKSPACE_BINS: [(&str, &str); 3] = [
-    ("server-demo", "server-demo"),
-    ("bufslab-benches", "hyper_baseline"),
-    ("bufslab-benches", "may_baseline"),
+/// The workspace binaries the built-in subjects run: (package, `--bin` or `--example`, name).
+const WORKSPACE_BINS: [(&str, &str, &str); 6] = [
+    ("server-demo", "--bin", "server-demo"),
+    ("bufslab-benches", "--bin", "hyper_baseline"),
+    ("bufslab-benches", "--bin", "may_baseline"),
+    ("bufslab-benches", "--bin", "ws_tungstenite"),
+    ("bufslab-benches", "--bin", "ws_fastwebsockets"),
+    ("bufslab-server", "--example", "ws_echo"),
 ];
 
 /// A binary cargo built: its target name and its path.
@@ -613,11 +616,11 @@ fn workspace_binaries() -> &'static Result<Vec<Built>, String> {
         if !cfg!(debug_assertions) {
             cmd.arg("--release");
         }
-        for (package, _) in WORKSPACE_BINS {
+        for (package, _, _) in WORKSPACE_BINS {
             cmd.args(["-p", package]);
         }
-        for (_, bin) in WORKSPACE_BINS {
-            cmd.args(["--bin", bin]);
+        for (_, kind, name) in WORKSPACE_BINS {
+            cmd.args([kind, name]);
         }
         let out = cmd
             .stderr(Stdio::inherit())
@@ -633,8 +636,8 @@ fn workspace_binaries() -> &'static Result<Vec<Built>, String> {
     })
 }
 
-/// The binaries in cargo's `--message-format=json` output (bin names are unique among
-/// [`WORKSPACE_BINS`]).
+/// The binaries and examples in cargo's `--message-format=json` output (their names are unique
+/// among [`WORKSPACE_BINS`]).
 fn executables(messages: &str) -> Vec<Built> {
     messages
         .lines()
@@ -761,20 +764,42 @@ pub(crate) fn may_minihttp() -> Process {
     .scenarios(serves_plaintext_and_json)
 }
 
-/// bufslab's own WebSocket echo server, one worker: THE PLACE FOR IT once server/ serves
-/// WebSocket upgrades. It runs server-demo with `--ws-echo` (change the program and flags here
-/// if the echo lands elsewhere: another binary, an example). Until the binary takes the flag it
-/// is left out, saying so ([`Process::needs_flag`]).
-pub(crate) fn bufslab_ws() -> Process {
+/// bufslab's own WebSocket echo server under `io`, one worker: bufslab-server's `ws_echo`
+/// example (the server `benches/load/ws.sh` measures), named `bufslab-ws-bin-<io>`. Only the
+/// WebSocket scenarios apply; it upgrades on `/ws`, where the client asks.
+pub(crate) fn bufslab_ws(io: IoMode) -> Process {
     Process::new(
-        "bufslab-ws-bin",
+        format!("bufslab-ws-bin-{}", io.name()),
         Program::Workspace {
-            package: "server-demo",
-            bin: "server-demo",
+            package: "bufslab-server",
+            bin: "ws_echo",
         },
-        ["--ws-echo", "--addr", "127.0.0.1:{port}", "--workers", "1"],
+        [
+            "--addr",
+            "127.0.0.1:{port}",
+            "--workers",
+            "1",
+            "--io",
+            io.name(),
+        ],
     )
-    .needs_flag("--ws-echo")
+    .scenarios(|s| s.websocket_payload().is_some())
+    .io(io)
+    .driver(io.name())
+}
+
+/// A peer WebSocket echo server of the load harness as a binary (`ws_tungstenite`,
+/// `ws_fastwebsockets`), one worker, named `<name>`: the same server as the in-process
+/// `ws-<peer>` subject, counted by the preloaded counter beside `bufslab-ws-bin-*`.
+pub(crate) fn ws_peer(name: &'static str, bin: &'static str) -> Process {
+    Process::new(
+        name,
+        Program::Workspace {
+            package: "bufslab-benches",
+            bin,
+        },
+        ["--addr", "127.0.0.1:{port}", "--workers", "1"],
+    )
     .scenarios(|s| s.websocket_payload().is_some())
 }
 

@@ -12,6 +12,7 @@ import os
 import socket
 import struct
 import sys
+import time
 
 from websockets.asyncio.client import connect as aconnect
 from websockets.exceptions import ConnectionClosed
@@ -166,6 +167,38 @@ def ping_in_fragmented_message():
     expect_close(s, 1000, "client close")
 
 
+def one_block():
+    s = raw()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    # In one write, so in one receive block: a whole message, a fragmented one with a ping
+    # between its frames, and a whole text message.
+    s.sendall(
+        frame(0x2, b"one")
+        + frame(0x1, b"Hel", fin=False)
+        + frame(0x9, b"p")
+        + frame(0x0, b"lo", fin=False)
+        + frame(0x0, b"!")
+        + frame(0x1, "\u00e9t\u00e9".encode())
+    )
+    check(read_frame(s) == (True, 0x2, b"one"), "whole message")
+    check(read_frame(s) == (True, 0xA, b"p"), "pong")
+    check(read_frame(s) == (True, 0x1, b"Hello!"), "fragmented message")
+    check(read_frame(s) == (True, 0x1, "\u00e9t\u00e9".encode()), "text message")
+    # A text message whose last code point is split between two writes: its start waits in
+    # one receive block, its end comes in the next.
+    f = frame(0x1, "a\u00e9".encode())
+    s.sendall(f[:-1])
+    time.sleep(0.05)
+    s.sendall(f[-1:])
+    check(read_frame(s) == (True, 0x1, "a\u00e9".encode()), "text across two writes")
+    # And one that is invalid at its end, across two writes: nothing of it comes back.
+    f = frame(0x1, b"ab\xe2\x28")
+    s.sendall(f[:-2])
+    time.sleep(0.05)
+    s.sendall(f[-2:])
+    expect_close(s, 1007, "invalid utf-8 across two writes")
+
+
 def violation(name, frames_, code):
     s = raw()
     # A good message first: echoed, so the connection works.
@@ -218,6 +251,7 @@ CASES = {
     "echo_sizes": echo_sizes,
     "fragmented": fragmented,
     "ping_in_fragmented_message": ping_in_fragmented_message,
+    "one_block": one_block,
     "violations": violations,
     "close_from_client": close_from_client,
     "close_from_server": close_from_server,
