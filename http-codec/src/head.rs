@@ -260,7 +260,7 @@ impl Lines {
             };
             // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
             let (vs, ve) = trim_value(view, ne + 1, stop);
-            if let Some(k) = recognise(view.get(i..ne).unwrap_or_default()) {
+            if let Some(k) = view.get(i..ne).and_then(&recognise) {
                 self.framing.header(k, view, vs, ve, n)?;
             }
             // Offsets fit in u32: `view` is at most `u32::MAX` bytes (see `head_view`).
