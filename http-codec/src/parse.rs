@@ -317,22 +317,29 @@ impl Parser {
             Some(b'\r' | b'\n') if te > ts => return Err(Error::InvalidRequestLine),
             Some(_) => return Err(Error::InvalidTarget),
         }
-        // HTTP-version (RFC 9112 §2.3)
+        // HTTP-version (RFC 9112 §2.3) and CR LF. What nearly every client sends is compared
+        // as one 10-byte literal; anything else takes the general path, which gives such a
+        // line the same answer.
         let vs = te + 1;
-        let Some(v) = rl.get(vs..vs + 8) else {
-            return more();
-        };
-        let version = match http_version(v) {
-            Err(Error::UnsupportedVersion)
-                if v == b"HTTP/2.0" && rl.get(start..te) == Some(b"PRI *") =>
-            {
-                return Err(Error::Http2Preface);
-            }
-            v => v?,
-        };
         let after = vs + 8;
-        let Some(line_end) = line_end(rl, after, lenient_lf, Error::InvalidVersion)? else {
-            return more();
+        let (version, line_end) = if rl.get(vs..vs + 10) == Some(b"HTTP/1.1\r\n") {
+            (Version::Http11, vs + 10)
+        } else {
+            let Some(v) = rl.get(vs..after) else {
+                return more();
+            };
+            let version = match http_version(v) {
+                Err(Error::UnsupportedVersion)
+                    if v == b"HTTP/2.0" && rl.get(start..te) == Some(b"PRI *") =>
+                {
+                    return Err(Error::Http2Preface);
+                }
+                v => v?,
+            };
+            let Some(line_end) = line_end(rl, after, lenient_lf, Error::InvalidVersion)? else {
+                return more();
+            };
+            (version, line_end)
         };
         if after - start > self.config.max_request_line() {
             return Err(Error::RequestLineTooLong);
