@@ -66,23 +66,25 @@ pub(crate) use parser_basics;
 
 /// Turns a parser's `run` (`Ok(None)`: partial, `Ok(Some(r))`: complete, or an error) into the
 /// call's result. On `Partial` the progress stays for the next call; on completion `make`
-/// builds the head from it, on an error it is dropped, and either way `new` takes its place,
-/// ready for the next head.
+/// builds the head from it, on an error it is dropped, and either way `fresh(progress)` takes
+/// its place, ready for the next head: a progress that starts a head anew, which need not
+/// rewrite the fields a new head overwrites before it reads them.
 #[inline(always)]
 pub(crate) fn settle<P: Copy, R, T>(
     run: Result<Option<R>, Error>,
     progress: &mut P,
-    new: P,
+    fresh: impl Fn(P) -> P,
     make: impl FnOnce(P, R) -> T,
 ) -> Result<Status<T>, Error> {
     match run {
         Ok(Some(r)) => {
-            let p = core::mem::replace(progress, new);
+            let p = *progress;
+            *progress = fresh(p);
             Ok(Status::Complete(make(p, r)))
         }
         Ok(None) => Ok(Status::Partial),
         Err(e) => {
-            *progress = new;
+            *progress = fresh(*progress);
             Err(e)
         }
     }

@@ -65,6 +65,18 @@ struct Progress {
 }
 
 impl Progress {
+    /// `p` made ready for a new head: [`NEW`](Self::NEW) but for the request line's fields,
+    /// which the request line of the next head writes before anything reads them (so the
+    /// completed call need not store them again).
+    #[inline(always)]
+    fn fresh(p: Progress) -> Progress {
+        Progress {
+            in_headers: false,
+            lines: Lines::NEW,
+            ..p
+        }
+    }
+
     const NEW: Progress = Progress {
         in_headers: false,
         method: 0,
@@ -164,7 +176,7 @@ impl Parser {
             buf,
             slots: &mut *slots,
         });
-        settle(run, &mut self.p, Progress::NEW, |p, (head_len, framing)| {
+        settle(run, &mut self.p, Progress::fresh, |p, (head_len, framing)| {
             let slots: &'h [HeaderSlot] = slots;
             let method = Method::from_code(
                 p.method,
