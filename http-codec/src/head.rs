@@ -230,7 +230,7 @@ impl Lines {
             // The name's end (the first non-`tchar`, which must be the `:`) and the line's (the
             // first control byte other than HTAB, or DEL, after it, which must be the CR): the
             // next line's start depends on these two searches only.
-            let (ne, stop) = lines.field_line(view, i);
+            let (ne, mut stop) = lines.line_start(view, i);
             if ne == i {
                 match other_line_start(view, i, n < slots.len(), lenient_lf)? {
                     Some(head_len) => {
@@ -251,10 +251,14 @@ impl Lines {
                 Some(_) => return Err(Error::InvalidHeaderName),
                 None => break,
             }
-            // CR LF as one two-byte compare; anything else out of line.
+            // CR LF as one two-byte compare; anything else out of line: a value's HTAB first
+            // (the scan stopped at it), then the other line ends and errors.
             let next = if view.get(stop..stop + 2) == Some(b"\r\n") {
                 stop + 2
             } else {
+                if view.get(stop) == Some(&b'\t') {
+                    stop = lines.value_end(view, stop + 1);
+                }
                 match line_end(view, stop, lenient_lf, Error::InvalidHeaderValue)? {
                     Some(next) => next,
                     None => break,
