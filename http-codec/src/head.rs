@@ -227,30 +227,42 @@ impl Lines {
                     None => break,
                 }
             }
-            // The name's end (the first non-`tchar`, which must be the `:`) and the line's (the
-            // first control byte other than HTAB, or DEL, after it, which must be the CR): the
-            // next line's start depends on these two searches only.
-            let (ne, mut stop) = lines.line_start(view, i);
-            if ne == i {
-                match other_line_start(view, i, n < slots.len(), lenient_lf)? {
-                    Some(head_len) => {
-                        self.count = n;
-                        return Ok(Some(head_len));
+            // The name's end (nearly always the `:`) and the line's (the first control byte or
+            // DEL, nearly always the CR of CR LF): the next line's start depends on these two
+            // searches only.
+            let (mut ne, mut stop) = lines.line_start(view, i);
+            // field-name ":" (RFC 9112 §5.1). The usual line is told by this one test; the
+            // others are sorted out inside, in the order of the checks for a line.
+            if view.get(ne) != Some(&b':') || ne == i {
+                // A rarer `tchar` than a letter, digit or `-` continues the name.
+                if let Some(&b) = view.get(ne) {
+                    if crate::scan::TCHAR[b as usize] {
+                        ne = lines.name_end(view, ne + 1);
                     }
+                }
+                if ne == i {
+                    match other_line_start(view, i, n < slots.len(), lenient_lf)? {
+                        Some(head_len) => {
+                            self.count = n;
+                            return Ok(Some(head_len));
+                        }
+                        None => break,
+                    }
+                }
+                // Another field line is starting: reject now rather than after buffering it.
+                if n >= slots.len() {
+                    return Err(Error::TooManyHeaders);
+                }
+                match view.get(ne) {
+                    Some(b':') => {}
+                    Some(b' ' | b'\t') => return Err(Error::WhitespaceBeforeColon),
+                    Some(_) => return Err(Error::InvalidHeaderName),
                     None => break,
                 }
             }
-            // Another field line is starting: reject now rather than after buffering it.
             let Some(slot) = slots.get_mut(n) else {
                 return Err(Error::TooManyHeaders);
             };
-            // field-name ":" (RFC 9112 §5.1)
-            match view.get(ne) {
-                Some(b':') => {}
-                Some(b' ' | b'\t') => return Err(Error::WhitespaceBeforeColon),
-                Some(_) => return Err(Error::InvalidHeaderName),
-                None => break,
-            }
             // CR LF as one two-byte compare; anything else out of line: a value's HTAB first
             // (the scan stopped at it), then the other line ends and errors.
             let next = if view.get(stop..stop + 2) == Some(b"\r\n") {

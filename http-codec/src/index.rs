@@ -207,6 +207,13 @@ impl<C: Classify> FieldLines for IndexLines<C> {
         (ne, self.next(view, ne, |m| m.stop))
     }
 
+    // The index's name end is always a non-`tchar`, so the parser never asks; a plain scan
+    // that leaves the cursor where it is answers if it did.
+    #[inline(always)]
+    fn name_end(&mut self, view: &[u8], i: usize) -> usize {
+        crate::scan::find_name_end(view, i)
+    }
+
     #[inline(always)]
     fn value_end(&mut self, view: &[u8], i: usize) -> usize {
         let stop = self.next(view, i, |m| m.stop);
