@@ -265,19 +265,19 @@ impl Lines {
             };
             // CR LF as one two-byte compare; anything else out of line: a value's HTAB first
             // (the scan stopped at it), then the other line ends and errors.
-            let next = if view.get(stop..stop + 2) == Some(b"\r\n") {
-                stop + 2
+            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5): trimmed in each branch,
+            // where the line's end is known.
+            let (next, (vs, ve)) = if view.get(stop..stop + 2) == Some(b"\r\n") {
+                (stop + 2, trim_value(view, ne + 1, stop))
             } else {
                 if view.get(stop) == Some(&b'\t') {
                     stop = lines.value_end(view, stop + 1);
                 }
                 match line_end(view, stop, lenient_lf, Error::InvalidHeaderValue)? {
-                    Some(next) => next,
+                    Some(next) => (next, trim_value(view, ne + 1, stop)),
                     None => break,
                 }
             };
-            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
-            let (vs, ve) = trim_value(view, ne + 1, stop);
             if let Some(k) = view.get(i..ne).and_then(&recognise) {
                 self.framing.header(k, view, vs, ve, n)?;
             }
