@@ -5,10 +5,12 @@
 //! ([`Lines::field_lines`]), so the two cannot drift apart in what they accept.
 //!
 //! The field-line loop: each line is scanned from its first byte for two things at once: its
-//! end (the first control byte other than HTAB, which must be the CR of CR LF) and its name's
-//! end (the first non-`tchar` byte, which must be the `:`). The value is what lies between,
-//! less its OWS. The next line's start depends only on the first scan, so consecutive lines
-//! overlap in the CPU instead of waiting on name, then value.
+//! end (the first control byte, nearly always the CR of CR LF) and its name's end (nearly
+//! always the `:`). The value is what lies between, less its OWS. The loop tests the byte at
+//! each answer once (`:`, CR LF); only when a test fails does it look for the rarer cases (a
+//! name going on past a rarer `tchar`, a value going on past HTAB, the errors). The next
+//! line's start depends only on the first scan, so consecutive lines overlap in the CPU
+//! instead of waiting on name, then value.
 
 use crate::config::Config;
 use crate::error::Error;
