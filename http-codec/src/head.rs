@@ -5,10 +5,12 @@
 //! ([`Lines::field_lines`]), so the two cannot drift apart in what they accept.
 //!
 //! The field-line loop: each line is scanned from its first byte for two things at once: its
-//! end (the first control byte other than HTAB, which must be the CR of CR LF) and its name's
-//! end (the first non-`tchar` byte, which must be the `:`). The value is what lies between,
-//! less its OWS. The next line's start depends only on the first scan, so consecutive lines
-//! overlap in the CPU instead of waiting on name, then value.
+//! end (the first control byte, nearly always the CR of CR LF) and its name's end (nearly
+//! always the `:`). The value is what lies between, less its OWS. The loop tests the byte at
+//! each answer once (`:`, CR LF); only when a test fails does it look for the rarer cases (a
+//! name going on past a rarer `tchar`, a value going on past HTAB, the errors). The next
+//! line's start depends only on the first scan, so consecutive lines overlap in the CPU
+//! instead of waiting on name, then value.
 
 use crate::config::Config;
 use crate::error::Error;
@@ -66,23 +68,25 @@ pub(crate) use parser_basics;
 
 /// Turns a parser's `run` (`Ok(None)`: partial, `Ok(Some(r))`: complete, or an error) into the
 /// call's result. On `Partial` the progress stays for the next call; on completion `make`
-/// builds the head from it, on an error it is dropped, and either way `new` takes its place,
-/// ready for the next head.
+/// builds the head from it, on an error it is dropped, and either way `fresh(progress)` takes
+/// its place, ready for the next head: a progress that starts a head anew, which need not
+/// rewrite the fields a new head overwrites before it reads them.
 #[inline(always)]
 pub(crate) fn settle<P: Copy, R, T>(
     run: Result<Option<R>, Error>,
     progress: &mut P,
-    new: P,
+    fresh: impl Fn(P) -> P,
     make: impl FnOnce(P, R) -> T,
 ) -> Result<Status<T>, Error> {
     match run {
         Ok(Some(r)) => {
-            let p = core::mem::replace(progress, new);
+            let p = *progress;
+            *progress = fresh(p);
             Ok(Status::Complete(make(p, r)))
         }
         Ok(None) => Ok(Status::Partial),
         Err(e) => {
-            *progress = new;
+            *progress = fresh(*progress);
             Err(e)
         }
     }
@@ -225,42 +229,58 @@ impl Lines {
                     None => break,
                 }
             }
-            // The name's end (the first non-`tchar`, which must be the `:`) and the line's (the
-            // first control byte other than HTAB, or DEL, after it, which must be the CR): the
-            // next line's start depends on these two searches only.
-            let (ne, stop) = lines.field_line(view, i);
-            if ne == i {
-                match other_line_start(view, i, n < slots.len(), lenient_lf)? {
-                    Some(head_len) => {
-                        self.count = n;
-                        return Ok(Some(head_len));
+            // The name's end (nearly always the `:`) and the line's (the first control byte or
+            // DEL, nearly always the CR of CR LF): the next line's start depends on these two
+            // searches only.
+            let (mut ne, mut stop) = lines.line_start(view, i);
+            // field-name ":" (RFC 9112 §5.1). The usual line is told by this one test; the
+            // others are sorted out inside, in the order of the checks for a line.
+            if view.get(ne) != Some(&b':') || ne == i {
+                // A rarer `tchar` than a letter, digit or `-` continues the name.
+                if let Some(&b) = view.get(ne) {
+                    if crate::scan::TCHAR[b as usize] {
+                        ne = lines.name_end(view, ne + 1);
                     }
+                }
+                if ne == i {
+                    match other_line_start(view, i, n < slots.len(), lenient_lf)? {
+                        Some(head_len) => {
+                            self.count = n;
+                            return Ok(Some(head_len));
+                        }
+                        None => break,
+                    }
+                }
+                // Another field line is starting: reject now rather than after buffering it.
+                if n >= slots.len() {
+                    return Err(Error::TooManyHeaders);
+                }
+                match view.get(ne) {
+                    Some(b':') => {}
+                    Some(b' ' | b'\t') => return Err(Error::WhitespaceBeforeColon),
+                    Some(_) => return Err(Error::InvalidHeaderName),
                     None => break,
                 }
             }
-            // Another field line is starting: reject now rather than after buffering it.
             let Some(slot) = slots.get_mut(n) else {
                 return Err(Error::TooManyHeaders);
             };
-            // field-name ":" (RFC 9112 §5.1)
-            match view.get(ne) {
-                Some(b':') => {}
-                Some(b' ' | b'\t') => return Err(Error::WhitespaceBeforeColon),
-                Some(_) => return Err(Error::InvalidHeaderName),
-                None => break,
-            }
-            // CR LF as one two-byte compare; anything else out of line.
-            let next = if view.get(stop..stop + 2) == Some(b"\r\n") {
-                stop + 2
+            // CR LF as one two-byte compare; anything else out of line: a value's HTAB first
+            // (the scan stopped at it), then the other line ends and errors.
+            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5): trimmed in each branch,
+            // where the line's end is known.
+            let (next, (vs, ve)) = if view.get(stop..stop + 2) == Some(b"\r\n") {
+                (stop + 2, trim_value(view, ne + 1, stop))
             } else {
+                if view.get(stop) == Some(&b'\t') {
+                    stop = lines.value_end(view, stop + 1);
+                }
                 match line_end(view, stop, lenient_lf, Error::InvalidHeaderValue)? {
-                    Some(next) => next,
+                    Some(next) => (next, trim_value(view, ne + 1, stop)),
                     None => break,
                 }
             };
-            // OWS field-value OWS CRLF (RFC 9112 §5, RFC 9110 §5.5)
-            let (vs, ve) = trim_value(view, ne + 1, stop);
-            if let Some(k) = recognise(view.get(i..ne).unwrap_or_default()) {
+            if let Some(k) = view.get(i..ne).and_then(&recognise) {
                 self.framing.header(k, view, vs, ve, n)?;
             }
             // Offsets fit in u32: `view` is at most `u32::MAX` bytes (see `head_view`).

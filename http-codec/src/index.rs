@@ -202,13 +202,22 @@ impl<C: Classify> IndexLines<C> {
 
 impl<C: Classify> FieldLines for IndexLines<C> {
     #[inline(always)]
-    fn field_line(&mut self, view: &[u8], i: usize) -> (usize, usize) {
+    fn line_start(&mut self, view: &[u8], i: usize) -> (usize, usize) {
         let ne = self.next(view, i, |m| m.name_end);
-        let stop = self.next(view, ne, |m| m.stop);
-        (
-            ne,
-            crate::scan::past_tabs(view, stop, |k| self.next(view, k, |m| m.stop)),
-        )
+        (ne, self.next(view, ne, |m| m.stop))
+    }
+
+    // The index's name end is always a non-`tchar`, so the parser never asks; a plain scan
+    // that leaves the cursor where it is answers if it did.
+    #[inline(always)]
+    fn name_end(&mut self, view: &[u8], i: usize) -> usize {
+        crate::scan::find_name_end(view, i)
+    }
+
+    #[inline(always)]
+    fn value_end(&mut self, view: &[u8], i: usize) -> usize {
+        let stop = self.next(view, i, |m| m.stop);
+        crate::scan::past_tabs(view, stop, |k| self.next(view, k, |m| m.stop))
     }
 }
 

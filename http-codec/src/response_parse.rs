@@ -176,7 +176,7 @@ impl ResponseParser {
         slots: &'h mut [HeaderSlot],
     ) -> Result<Status<Response<'b, 'h>>, Error> {
         let run = self.run(buf, method, slots);
-        settle(run, &mut self.p, Progress::NEW, |p, (head_len, framing)| {
+        settle(run, &mut self.p, |_| Progress::NEW, |p, (head_len, framing)| {
             let slots: &'h [HeaderSlot] = slots;
             Response {
                 buf,

@@ -183,14 +183,12 @@ pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
 }
 
 /// Index of the first non-`tchar` byte at or after `i`, or `buf.len()`: the field-name scan
-/// (the byte found must be `:`). The head parser finds it in `crate::simd::scan_field_line`;
-/// this one is its reference.
+/// (the byte found must be `:`). The portable backend's, and the reference of the SSE2 one
+/// (`crate::simd::scan_line_start`, then `crate::simd::find_name_end` past a rarer `tchar`).
 ///
 /// A SWAR pass skips letters, digits and `-` 8 bytes at a time; any other byte stops it, and
 /// if that byte is one of the rarer `tchar`s (``!#$%&'*+.^_`|~``) the scan carries on from
 /// there. So the scan both finds the end of the name and validates it.
-// Only tests call this: the parser's `crate::simd::scan_field_line` finds the same index.
-#[cfg_attr(not(test), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
     find_name_end_with(buf, i, find_not_alnum_dash)

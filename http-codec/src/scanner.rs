@@ -33,11 +33,38 @@ pub(crate) trait Scanner: Copy {
 /// Every call must pass the same `view`, and an `i` at or after every index returned before:
 /// index scanners only move forward, which is what lets them classify each block once.
 pub(crate) trait FieldLines {
-    /// For the field line starting at `i`: `(name end, stop)`, where `name end` is the index of
-    /// the first non-`tchar` byte at or after `i` and `stop` the index of the first control
-    /// byte other than HTAB, or DEL, at or after `name end`; each is `view.len()` when there
-    /// is none.
-    fn field_line(&mut self, view: &[u8], i: usize) -> (usize, usize);
+    /// For the field line starting at `i`: `(name end, first control)`. `name end` is an index
+    /// at or after `i` up to which every byte is a `tchar`, at the first non-`tchar` or at a
+    /// rarer `tchar` (one that is not a letter, digit or `-`), where the name goes on: the
+    /// caller passes over it with [`name_end`](Self::name_end). `first control` is the index of
+    /// the first control byte (HTAB included) or DEL at or after the name's end; a line nearly
+    /// always ends there, in CR LF, and a value's HTAB is passed over with
+    /// [`value_end`](Self::value_end). Each is `view.len()` when there is none.
+    fn line_start(&mut self, view: &[u8], i: usize) -> (usize, usize);
+
+    /// Index of the first non-`tchar` byte at or after `i`, or `view.len()`. Asked only after
+    /// [`line_start`](Self::line_start) stopped at a `tchar`, and so before any answer past the
+    /// line's first control byte.
+    fn name_end(&mut self, view: &[u8], i: usize) -> usize;
+
+    /// Index of the first control byte other than HTAB, or DEL, at or after `i`, or
+    /// `view.len()`.
+    fn value_end(&mut self, view: &[u8], i: usize) -> usize;
+
+    /// [`line_start`](Self::line_start) with the value's HTABs passed over: `(name end, stop)`,
+    /// `stop` the first control byte other than HTAB, or DEL, at or after `name end`.
+    #[cfg(test)]
+    fn field_line(&mut self, view: &[u8], i: usize) -> (usize, usize) {
+        let (ne, stop) = self.line_start(view, i);
+        let ne = match view.get(ne) {
+            Some(&b) if crate::scan::TCHAR[b as usize] => self.name_end(view, ne + 1),
+            _ => ne,
+        };
+        match view.get(stop) {
+            Some(b'\t') => (ne, self.value_end(view, stop + 1)),
+            _ => (ne, stop),
+        }
+    }
 }
 
 /// The portable scanners of [`crate::scan`] (SWAR, 8 bytes a step), on every target.
@@ -60,13 +87,20 @@ impl Scanner for Portable {
 
 impl FieldLines for Portable {
     #[inline(always)]
-    fn field_line(&mut self, view: &[u8], i: usize) -> (usize, usize) {
+    fn line_start(&mut self, view: &[u8], i: usize) -> (usize, usize) {
         let ne = crate::scan::find_name_end(view, i);
-        let stop = crate::scan::find_ctl(view, ne);
-        (
-            ne,
-            crate::scan::past_tabs(view, stop, |k| crate::scan::find_ctl(view, k)),
-        )
+        (ne, crate::scan::find_ctl(view, ne))
+    }
+
+    #[inline(always)]
+    fn name_end(&mut self, view: &[u8], i: usize) -> usize {
+        crate::scan::find_name_end(view, i)
+    }
+
+    #[inline(always)]
+    fn value_end(&mut self, view: &[u8], i: usize) -> usize {
+        let stop = crate::scan::find_ctl(view, i);
+        crate::scan::past_tabs(view, stop, |k| crate::scan::find_ctl(view, k))
     }
 }
 
@@ -93,7 +127,17 @@ impl Scanner for Sse2 {
 #[cfg(target_arch = "x86_64")]
 impl FieldLines for Sse2 {
     #[inline(always)]
-    fn field_line(&mut self, view: &[u8], i: usize) -> (usize, usize) {
-        crate::simd::scan_field_line(view, i)
+    fn line_start(&mut self, view: &[u8], i: usize) -> (usize, usize) {
+        crate::simd::scan_line_start(view, i)
+    }
+
+    #[inline(always)]
+    fn name_end(&mut self, view: &[u8], i: usize) -> usize {
+        crate::simd::find_name_end(view, i)
+    }
+
+    #[inline(always)]
+    fn value_end(&mut self, view: &[u8], i: usize) -> usize {
+        crate::simd::find_ctl_but_tab(view, i)
     }
 }

@@ -20,7 +20,9 @@
 pub(crate) mod avx2;
 mod sse2;
 
-pub(crate) use sse2::{find_ctl_but_tab, find_non_target, plain_host, scan_field_line};
+pub(crate) use sse2::{
+    find_ctl_but_tab, find_name_end, find_non_target, plain_host, scan_line_start,
+};
 
 use crate::scanner::{Portable, Scanner};
 

@@ -238,12 +238,39 @@ pub(crate) fn find_not_alnum_dash(buf: &[u8], i: usize) -> usize {
 /// Scans a field line from its first byte `i`: `(name end, stop)`. `name end` is the index of
 /// the first non-`tchar` byte (`scan::find_name_end`; it must be the `:`), `stop` is
 /// [`find_ctl_but_tab`]'s answer: both from `i`, or `buf.len()`.
-///
-/// The two scans share the first 16-byte load, and `stop` (where the next line starts) is found
-/// without waiting for the name's end: a line's only dependency on the one before it is the
-/// position of its control byte.
-#[inline(always)]
+#[cfg(test)]
 pub(crate) fn scan_field_line(buf: &[u8], i: usize) -> (usize, usize) {
+    let (ne, stop) = scan_line_start(buf, i);
+    let ne = match buf.get(ne) {
+        Some(&b) if crate::scan::TCHAR[b as usize] => find_name_end(buf, ne + 1),
+        _ => ne,
+    };
+    match buf.get(stop) {
+        Some(b'\t') => (ne, find_ctl_but_tab(buf, stop + 1)),
+        _ => (ne, stop),
+    }
+}
+
+/// Index of the first byte at or after `i` that is not a `tchar`, or `buf.len()`: where a
+/// field name ends.
+#[inline]
+pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
+    crate::scan::find_name_end_with(buf, i, find_not_alnum_dash)
+}
+
+/// Scans a field line from its first byte `i`: `(name end, first control)`. `name end` is the
+/// index of the first byte that is not a letter, digit or `-` (nearly always the `:`; a rarer
+/// `tchar` there continues the name, which the caller finds with [`find_name_end`]), `first
+/// control` that of the first control byte (HTAB included) or DEL: both from `i`, or
+/// `buf.len()`. A value's HTAB is also left to the caller ([`find_ctl_but_tab`] from the byte
+/// after it). The caller tests the byte at each answer anyway (for `:` and CR LF), and only
+/// when that test fails, for these rarer bytes.
+///
+/// The two scans share the first 16-byte load, and the line's end (where the next line starts)
+/// is found without waiting for the name's end: a line's only dependency on the one before it
+/// is the position of its control byte.
+#[inline(always)]
+pub(crate) fn scan_line_start(buf: &[u8], i: usize) -> (usize, usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
         let (other, ctl) = (x86::not_alnum_dash_mask(c), x86::ctl_mask(c));
@@ -252,29 +279,14 @@ pub(crate) fn scan_field_line(buf: &[u8], i: usize) -> (usize, usize) {
         } else {
             find_ctl(buf, i + 16)
         };
-        let stop = match buf.get(stop) {
-            Some(b'\t') => find_ctl_but_tab(buf, stop + 1),
-            _ => stop,
-        };
-        // The first byte other than `[A-Za-z0-9-]` is nearly always the `:`; a rarer `tchar`
-        // continues the name.
         let ne = if other != 0 {
-            let ne = i + other.trailing_zeros() as usize;
-            match buf.get(ne) {
-                Some(&b) if b != b':' && crate::scan::TCHAR[b as usize] => {
-                    crate::scan::find_name_end_with(buf, ne + 1, find_not_alnum_dash)
-                }
-                _ => ne,
-            }
+            i + other.trailing_zeros() as usize
         } else {
-            crate::scan::find_name_end_with(buf, i + 16, find_not_alnum_dash)
+            find_not_alnum_dash(buf, i + 16)
         };
         return (ne, stop);
     }
-    (
-        crate::scan::find_name_end_with(buf, i, find_not_alnum_dash),
-        find_ctl_but_tab(buf, i),
-    )
+    (find_not_alnum_dash(buf, i), find_ctl(buf, i))
 }
 
 /// Index of the first control byte other than HTAB, or DEL, at or after `i` (else
