@@ -264,3 +264,56 @@ driver_test! {
         server.stop().unwrap();
     }
 }
+
+/// Answers with what it sees of the connection's TLS session.
+struct TlsEcho;
+
+impl bufslab_server::Service for TlsEcho {
+    type State = ();
+
+    fn head(
+        &mut self,
+        _: &bufslab_http::Request<'_, '_>,
+        ex: &mut bufslab_server::Exchange<'_>,
+        _: &mut (),
+    ) {
+        let seen = match ex.tls() {
+            Some(t) => format!(
+                "{} {} {} {} {}",
+                t.version(),
+                t.cipher_suite(),
+                String::from_utf8_lossy(t.alpn_protocol().unwrap_or(b"-")),
+                t.server_name().unwrap_or("-"),
+                t.is_resumed()
+            ),
+            None => "plain".to_owned(),
+        };
+        let _ = ex.respond(200).body(seen.as_bytes());
+    }
+}
+
+driver_test! {
+    fn the_service_sees_the_tls_session() {
+        let pki = pki();
+        let tls = bufslab_tls::Config::with_single_cert(pki.chain.clone(), pki.key.clone_key());
+        let cfg = Config {
+            tls: Some(TlsConfig::new(tls.unwrap())),
+            ..common::config()
+        };
+        let server = bufslab_server::Server::start(cfg, |_: bufslab_server::WorkerInfo| TlsEcho)
+            .expect("server starts");
+        let mut s = connect(&pki, server.local_addr());
+        s.write_all(PLAIN).unwrap();
+        let (code, body) = response(&mut s, &mut Vec::new());
+        assert_eq!(code, 200);
+        let suite = s.conn.negotiated_cipher_suite().unwrap().suite();
+        // rustls names TLS 1.3 suites `TLS13_*`; IANA (and OpenSSL) `TLS_*`.
+        let suite = suite.as_str().unwrap_or("?").replace("TLS13_", "TLS_");
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            format!("TLSv1.3 {suite} http/1.1 localhost false")
+        );
+        drop(s);
+        server.stop().unwrap();
+    }
+}

@@ -44,6 +44,7 @@ use crate::protocol::{Head, ERROR_ROOM};
 use crate::service::Service;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
+use crate::tls::TlsInfo;
 use crate::upgrade::{UpState, UpgradeEvent, Upgraded};
 
 /// The [`Exchange`] of the connection `$conn`'s current request, over the worker context in
@@ -172,6 +173,29 @@ pub(crate) struct Env<'a, F: FreeList, S> {
     pub(crate) shutting_down: bool,
     /// The worker's service.
     pub(crate) service: &'a mut S,
+}
+
+impl<F: FreeList, S> Env<'_, F, S> {
+    /// The same context for one connection whose exchanges are to see its TLS session.
+    pub(crate) fn with_tls<'b>(&'b mut self, tls: TlsInfo<'b>) -> Env<'b, F, S> {
+        Env {
+            slot: self.slot,
+            slots: &mut *self.slots,
+            slots_owner: &mut *self.slots_owner,
+            cache: self.cache,
+            ctx: Ctx {
+                tls: Some(tls),
+                ..self.ctx
+            },
+            counters: self.counters,
+            max_body: self.max_body,
+            large_block: self.large_block,
+            head_gate: self.head_gate,
+            min_body_bytes: self.min_body_bytes,
+            shutting_down: self.shutting_down,
+            service: &mut *self.service,
+        }
+    }
 }
 
 /// One connection's HTTP state: parser, read block, output queue. Slots are preallocated and

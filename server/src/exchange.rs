@@ -36,6 +36,7 @@ use crate::out_queue::{BlockSource, OutQueue};
 use crate::owned_body::OwnedBody;
 use crate::shared::Shared;
 use crate::stats::ServerStats;
+use crate::tls::TlsInfo;
 
 /// Bytes of output room the engine makes sure of before it calls a service for a head, so
 /// that a typical response (a head of a few headers and a small body) never waits for the
@@ -369,6 +370,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) large_block: usize,
     /// `Config::upgrade_h2c`.
     pub(crate) upgrade_h2c: bool,
+    /// The connection's TLS session, on an HTTPS listener.
+    pub(crate) tls: Option<TlsInfo<'a>>,
 }
 
 impl fmt::Debug for Exchange<'_> {
@@ -688,6 +691,13 @@ impl<'a> Exchange<'a> {
             self.out.tail_spare()
         };
         spare.saturating_sub(CHUNK_FRAMING)
+    }
+
+    /// The connection's TLS session (its ALPN protocol, SNI name, version and suite), or
+    /// `None` for plain HTTP.
+    #[must_use]
+    pub fn tls(&self) -> Option<TlsInfo<'_>> {
+        self.ctx.tls
     }
 
     /// A snapshot of the server's counters and pool. Allocates nothing.

@@ -93,7 +93,7 @@ pub use owned_body::OwnedBody;
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use service::{MakeService, Service, WorkerInfo};
 pub use stats::{PoolStats, ServerStats};
-pub use tls::{TlsConfig, DEFAULT_MAX_HANDSHAKES};
+pub use tls::{TlsConfig, TlsInfo, DEFAULT_MAX_HANDSHAKES};
 pub use upgrade::{Switch, UpgradeError, UpgradeEvent, Upgraded, WriteError};
 
 // The README's examples compile as doctests.

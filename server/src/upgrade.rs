@@ -21,6 +21,7 @@ use crate::exchange::{
 use crate::out_queue::OutQueue;
 use crate::owned_body::OwnedBody;
 use crate::stats::ServerStats;
+use crate::tls::TlsInfo;
 
 /// Why [`Exchange::switch_protocols`](crate::Exchange::switch_protocols) will not switch this
 /// request. Nothing was written: answer the request as an ordinary one (or refuse it: a
@@ -336,6 +337,14 @@ impl Upgraded<'_> {
     #[must_use]
     pub fn large_block(&self) -> usize {
         self.ctx.large_block
+    }
+
+    /// The connection's TLS session, or `None` for plain HTTP (see [`Exchange::tls`]).
+    ///
+    /// [`Exchange::tls`]: crate::Exchange::tls
+    #[must_use]
+    pub fn tls(&self) -> Option<TlsInfo<'_>> {
+        self.ctx.tls
     }
 
     /// A snapshot of the server's counters and pool. Allocates nothing.

@@ -67,6 +67,7 @@ macro_rules! env {
                 body_with_max: $w.base.body_with_max,
                 large_block: $w.base.large_block,
                 upgrade_h2c: $w.base.cfg.upgrade_h2c,
+                tls: None,
             },
             counters: &$w.base.shared.counters[$w.base.id],
             max_body: $w.base.cfg.max_body,

@@ -34,6 +34,7 @@ use crate::conn::{CloseReason, Conn, Env, Want};
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::stats::WorkerCounters;
+use crate::tls::TlsInfo;
 
 /// What a record adds to its plaintext: the header, the inner content type and the tag.
 const OVERHEAD: usize = HEADER_LEN + 1 + TAG_LEN;
@@ -203,7 +204,8 @@ impl TlsLayer {
                         }
                         continue;
                     }
-                    match conn.next(env) {
+                    let want = conn.next(&mut env.with_tls(TlsInfo::new(c)));
+                    match want {
                         Want::Send => {
                             if let Err(want) = self.seal(conn, env) {
                                 return want;
