@@ -143,6 +143,7 @@ pub fn run(data: &[u8]) {
                 body_with_max: limits.with,
                 large_block: cfg.large_block(),
                 upgrade_h2c: false,
+                tls: None,
             },
             counters: &shared.counters[0],
             max_body: MAX_BODY,
