@@ -5,15 +5,27 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Module name -> the crate modules its code names, for the modules of the crate in `root`
-/// (its `src/*.rs`, `lib.rs` left out).
+/// (its `src/**/*.rs`, `lib.rs` left out; a folder's `mod.rs` is the folder's module). Module
+/// names are taken to be unique in the crate, as the crates that use this keep them: every
+/// module is reachable as `crate::name`.
 pub fn module_graph(root: &str) -> BTreeMap<String, Vec<String>> {
-    let src = Path::new(root).join("src");
     let mut files: BTreeMap<String, String> = BTreeMap::new();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "rs") {
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            files.insert(name, std::fs::read_to_string(&path).unwrap());
+    let mut dirs = vec![Path::new(root).join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+                let name = if stem == "mod" {
+                    dir.file_name().unwrap().to_string_lossy().into_owned()
+                } else {
+                    stem
+                };
+                let old = files.insert(name.clone(), std::fs::read_to_string(&path).unwrap());
+                assert!(old.is_none(), "two modules named {name}");
+            }
         }
     }
     files.remove("lib");

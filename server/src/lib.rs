@@ -57,33 +57,31 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
-mod body;
-mod body_writer;
+// The layers, one folder each: the I/O-free HTTP/1.1 core (`proto/`), the TLS layer (`tls/`),
+// the drivers that move bytes between sockets and connections (`driver/`), and the workers
+// that own them (`worker/`). Their modules are named from the crate root below, so that every
+// module is `crate::name` wherever it lives.
 mod config;
-mod conn;
-mod deferred;
-mod epoll;
-mod exchange;
+mod driver;
 #[cfg(any(test, feature = "fuzzing"))]
+#[path = "../fuzz/harness/mod.rs"]
 pub mod fuzzing;
-mod link;
-mod out_queue;
-mod owned_body;
-mod protocol;
+mod proto;
 mod server;
 mod service;
 mod shared;
 mod stats;
-mod sys;
-mod timer;
 mod tls;
-mod upgrade;
-#[allow(unsafe_code)]
-mod uring_driver;
-mod wait_queue;
 mod worker;
 #[cfg(feature = "ws")]
 pub mod ws;
+
+use driver::{epoll, link, sys, uring};
+use proto::{
+    body, body_writer, conn, deferred, exchange, exchange_state, out_queue, owned_body, protocol,
+    response_error, static_response, tls_info, upgrade,
+};
+use worker::{timer, wait_queue};
 
 pub use body_writer::BodyWriter;
 pub use config::{Config, ConfigError, IoMode, MinBodyRate, PoolConfig, Strategy, SMALL_BLOCK};
@@ -93,7 +91,8 @@ pub use owned_body::OwnedBody;
 pub use server::{Server, ServerError, ServerHandle, Summary};
 pub use service::{MakeService, Service, WorkerInfo};
 pub use stats::{PoolStats, ServerStats};
-pub use tls::{TlsConfig, TlsInfo, DEFAULT_MAX_HANDSHAKES};
+pub use tls::{TlsConfig, DEFAULT_MAX_HANDSHAKES};
+pub use tls_info::TlsInfo;
 pub use upgrade::{Switch, UpgradeError, UpgradeEvent, Upgraded, WriteError};
 
 // The README's examples compile as doctests.

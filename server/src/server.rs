@@ -16,7 +16,7 @@ use crate::deferred::{Mailbox, Wake};
 use crate::service::{MakeService, Service, WorkerInfo};
 use crate::shared::Shared;
 use crate::stats::{ServerStats, WorkerCounters};
-use crate::uring_driver::{self, UringWorker};
+use crate::uring::{self, UringWorker};
 use crate::worker::{App, Worker, WAKER};
 
 /// Why the server could not start or did not stop cleanly.
@@ -165,10 +165,8 @@ fn event_fd() -> io::Result<std::os::fd::OwnedFd> {
 fn choose_uring(io: IoMode) -> Result<bool, ServerError> {
     match io {
         IoMode::Epoll => Ok(false),
-        IoMode::Uring => uring_driver::probe()
-            .map(|()| true)
-            .map_err(ServerError::Uring),
-        IoMode::Auto => match uring_driver::probe() {
+        IoMode::Uring => uring::probe().map(|()| true).map_err(ServerError::Uring),
+        IoMode::Auto => match uring::probe() {
             Ok(()) => Ok(true),
             Err(e) => {
                 eprintln!("bufslab-server: io_uring unavailable ({e}); using epoll");

@@ -1,12 +1,14 @@
 //! The engine is layered without cycles: the modules of `src/` that each module names form a
 //! graph without a cycle, and the connection core (`conn` and what it uses) knows neither the
-//! drivers nor the server.
+//! drivers, the TLS layer nor the server.
 #![cfg(not(miri))]
 
 #[path = "../../tools/module_graph.rs"]
 mod graph;
 
-const DRIVERS_AND_SERVER: [&str; 4] = ["epoll", "uring_driver", "worker", "server"];
+/// The layers above the core: the drivers, the TLS layer, the workers and the server.
+const DRIVERS_AND_SERVER: [&str; 7] =
+    ["epoll", "uring", "link", "tls", "layer", "worker", "server"];
 
 #[test]
 fn modules_form_no_cycle() {

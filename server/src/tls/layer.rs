@@ -1,5 +1,5 @@
 //! One connection's TLS layer: between the driver, which moves ciphertext, and the I/O-free
-//! core (`conn.rs`), which sees only plaintext and does not know TLS is there.
+//! core (`proto/conn/`), which sees only plaintext and does not know TLS is there.
 //!
 //! **Receiving.** The driver reads ciphertext into `rx` (a pooled block, moved to the large
 //! class when a record needs more room than a small one has). When the core asks for input,
@@ -34,7 +34,7 @@ use crate::conn::{CloseReason, Conn, Env, Want};
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::stats::WorkerCounters;
-use crate::tls::TlsInfo;
+use crate::tls_info::TlsInfo;
 
 /// What a record adds to its plaintext: the header, the inner content type and the tag.
 const OVERHEAD: usize = HEADER_LEN + 1 + TAG_LEN;

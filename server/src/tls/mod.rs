@@ -7,65 +7,6 @@ pub(crate) mod layer;
 
 use std::path::Path;
 
-/// What a service may know of a connection's TLS session ([`Exchange::tls`]).
-///
-/// [`Exchange::tls`]: crate::Exchange::tls
-#[derive(Clone, Copy)]
-pub struct TlsInfo<'a> {
-    conn: &'a bufslab_tls::Connection,
-}
-
-impl<'a> TlsInfo<'a> {
-    pub(crate) fn new(conn: &'a bufslab_tls::Connection) -> TlsInfo<'a> {
-        TlsInfo { conn }
-    }
-
-    /// The ALPN protocol agreed (`http/1.1`), if the client offered ALPN.
-    #[must_use]
-    pub fn alpn_protocol(&self) -> Option<&'a [u8]> {
-        self.conn.alpn_protocol()
-    }
-
-    /// The server name the client asked for (SNI), if it sent one.
-    #[must_use]
-    pub fn server_name(&self) -> Option<&'a str> {
-        self.conn.server_name()
-    }
-
-    /// The protocol version, as OpenSSL names it: `TLSv1.3`.
-    #[must_use]
-    pub fn version(&self) -> &'static str {
-        match u16::from(self.conn.protocol_version()) {
-            0x0303 => "TLSv1.2",
-            _ => "TLSv1.3",
-        }
-    }
-
-    /// The cipher suite's IANA name, e.g. `TLS_AES_128_GCM_SHA256`.
-    #[must_use]
-    pub fn cipher_suite(&self) -> &'static str {
-        self.conn.suite().name()
-    }
-
-    /// Whether the handshake resumed an earlier session.
-    #[must_use]
-    pub fn is_resumed(&self) -> bool {
-        self.conn.is_resumed()
-    }
-}
-
-impl std::fmt::Debug for TlsInfo<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsInfo")
-            .field("version", &self.version())
-            .field("cipher_suite", &self.cipher_suite())
-            .field("alpn_protocol", &self.alpn_protocol())
-            .field("server_name", &self.server_name())
-            .field("is_resumed", &self.is_resumed())
-            .finish()
-    }
-}
-
 /// Handshakes one worker runs at once by default ([`TlsConfig::max_handshakes`]).
 pub const DEFAULT_MAX_HANDSHAKES: usize = 128;
 

@@ -1,5 +1,5 @@
 //! The epoll driver of one connection: its socket, the readiness mio reported, and the
-//! system calls that move bytes between the socket and the connection core (`conn.rs`).
+//! system calls that move bytes between the socket and the connection core (`proto/conn/`).
 //!
 //! Readiness is edge-triggered, so the driver remembers it: a socket stays readable until a
 //! read finds nothing (or reads less than it asked for, see below), writable until a send

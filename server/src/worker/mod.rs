@@ -11,6 +11,9 @@
 //! one and the io_uring driver's), whatever drives their sockets, and [`wake_pool_waiters`] the
 //! wake-up of the connections waiting for the pool, for either.
 
+pub(crate) mod timer;
+pub(crate) mod wait_queue;
+
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -21,7 +21,7 @@ use crate::exchange::{
 use crate::out_queue::OutQueue;
 use crate::owned_body::OwnedBody;
 use crate::stats::ServerStats;
-use crate::tls::TlsInfo;
+use crate::tls_info::TlsInfo;
 
 /// Why [`Exchange::switch_protocols`](crate::Exchange::switch_protocols) will not switch this
 /// request. Nothing was written: answer the request as an ordinary one (or refuse it: a

@@ -1,0 +1,158 @@
+//! The requests the worker queues on its ring, built in place: the multishot receive, the send
+//! (or `writev`), the last send linked to its close, the receive into a read block, cancels
+//! and closes. Each that names memory says, where it is queued, why the memory outlives it.
+
+use super::*;
+
+/// Arms the multishot receive of the connection in `slot`: the kernel takes a block from the
+/// buffer ring each time data arrives, until the receive ends (end of stream, an error, a dry
+/// ring, a cancel).
+pub(super) fn arm_ring_recv<T: Default>(
+    ring: &mut IoUring,
+    uc: &mut UConn<T>,
+    fd: types::Fd,
+    slot: usize,
+) -> io::Result<()> {
+    let sqe = opcode::RecvMulti::new(fd, GROUP)
+        .build()
+        .user_data(user_data(RECV, uc.gen, slot));
+    // SAFETY: a receive with buffer select names no memory of the connection, only the buffer
+    // group, which the worker's `BufRing` keeps registered until every receive has completed.
+    unsafe { queue(ring, &sqe)? };
+    uc.recv_armed = true;
+    Ok(())
+}
+
+/// Queues the connection's last response and the close of its socket in one submission, where
+/// the core closes as soon as it is sent (no lingering close), it is one block, and no input
+/// waits: a cancel of the armed receive, then the send with `MSG_WAITALL` (the kernel resumes a
+/// short send itself; a failure fails it), hard-linked to the close, which thus runs after the
+/// send whatever its result. The socket is the kernel's from here on. Returns whether it did;
+/// otherwise nothing is queued.
+pub(super) fn queue_last_send<T: Default>(
+    ring: &mut IoUring,
+    uc: &mut UConn<T>,
+    slot: usize,
+) -> io::Result<bool> {
+    let last = uc.conn.closes_after_output()
+        && uc.conn.output_blocks() == 1
+        && uc.pending.is_none()
+        && uc.parked == 0;
+    if !last {
+        return Ok(false);
+    }
+    // The three go into one submission: a link must not be split by a submit in between.
+    if !make_room(ring, 3) {
+        return Ok(false);
+    }
+    let Some(sock) = uc.sock.take() else {
+        return Ok(false);
+    };
+    let fd = types::Fd(sock.into_raw_fd());
+    let mut sq = ring.submission();
+    if uc.recv_armed && !uc.recv_cancel {
+        let cancel = cancel_request(user_data(RECV, uc.gen, slot));
+        // SAFETY: the request names no memory. There is room for it.
+        let pushed = unsafe { sq.push(&cancel) }.is_ok();
+        debug_assert!(pushed);
+    }
+    let front = uc.conn.front();
+    let send = opcode::Send::new(fd, front.as_ptr(), front.len() as u32)
+        .flags(libc::MSG_WAITALL)
+        .build()
+        .flags(squeue::Flags::IO_HARDLINK)
+        .user_data(user_data(SEND, uc.gen, slot));
+    let close = close_request(fd);
+    // SAFETY: the send names the connection's only output block, which it keeps until the
+    // send's completion (the slot is `closing` and `sending` until then; see `run_conn`); the
+    // close names no memory, and the descriptor is the kernel's to close (`into_raw_fd` gave
+    // it up). There is room for both.
+    let pushed = unsafe { sq.push(&send).is_ok() && sq.push(&close).is_ok() };
+    debug_assert!(pushed);
+    uc.sending = true;
+    Ok(true)
+}
+
+/// Moves the oldest parked block of the connection in `slot` to its `pending`, if it has none.
+pub(super) fn unpark<T: Default>(
+    parked: &mut VecDeque<(u32, PoolBuf)>,
+    uc: &mut UConn<T>,
+    slot: usize,
+) {
+    if uc.parked == 0 || uc.pending.is_some() {
+        return;
+    }
+    if let Some(i) = parked.iter().position(|(s, _)| *s as usize == slot) {
+        uc.pending = parked.remove(i).map(|(_, buf)| buf);
+        uc.parked -= 1;
+    }
+}
+
+/// Queues a request on `ring`, submitting first if the submission queue is full.
+///
+/// # Safety
+/// Whatever memory `sqe` names stays valid until its completion.
+pub(super) unsafe fn queue(ring: &mut IoUring, sqe: &squeue::Entry) -> io::Result<()> {
+    loop {
+        // SAFETY: the caller's contract.
+        if unsafe { ring.submission().push(sqe) }.is_ok() {
+            return Ok(());
+        }
+        ring.submit()?;
+    }
+}
+
+/// Whether the submission queue has room for `need` more entries, submitting what it holds
+/// first if it has not.
+pub(super) fn make_room(ring: &mut IoUring, need: usize) -> bool {
+    let free = |ring: &mut IoUring| {
+        let sq = ring.submission();
+        sq.capacity() - sq.len()
+    };
+    free(ring) >= need || (ring.submit().is_ok() && free(ring) >= need)
+}
+
+/// A cancel of the request whose user data is `target`.
+pub(super) fn cancel_request(target: u64) -> squeue::Entry {
+    opcode::AsyncCancel::new(target)
+        .build()
+        .user_data(user_data(CANCEL, 0, 0))
+}
+
+/// The close of a socket the kernel now owns.
+pub(super) fn close_request(fd: types::Fd) -> squeue::Entry {
+    opcode::Close::new(fd)
+        .build()
+        .user_data(user_data(CLOSE, 0, 0))
+}
+
+/// A receive into `space`, the spare bytes of the connection's read block.
+pub(super) fn own_recv_request(fd: types::Fd, space: &mut [u8], user_data: u64) -> squeue::Entry {
+    let len = u32::try_from(space.len()).unwrap_or(u32::MAX);
+    opcode::Recv::new(fd, space.as_mut_ptr(), len)
+        .build()
+        .user_data(user_data)
+}
+
+/// One `send` of the only output block, else one `writev` of them all (the iovecs kept in the
+/// slot).
+pub(super) fn send_request<T: Default>(
+    uc: &mut UConn<T>,
+    fd: types::Fd,
+    user_data: u64,
+) -> squeue::Entry {
+    let sqe = if uc.conn.output_blocks() == 1 {
+        let front = uc.conn.front();
+        opcode::Send::new(fd, front.as_ptr(), front.len() as u32).build()
+    } else {
+        let empty: &[u8] = &[];
+        let mut slices = [io::IoSlice::new(empty); SEND_BLOCKS];
+        let n = uc.conn.output(&mut slices);
+        for (iov, s) in uc.iov.iter_mut().zip(&slices[..n]) {
+            iov.iov_base = s.as_ptr() as *mut libc::c_void;
+            iov.iov_len = s.len();
+        }
+        opcode::Writev::new(fd, uc.iov.as_ptr(), n as u32).build()
+    };
+    sqe.user_data(user_data)
+}
