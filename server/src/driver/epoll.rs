@@ -42,6 +42,8 @@ pub(crate) struct Turn {
     pub(crate) next: Next,
     /// Bytes were read or written.
     pub(crate) progress: bool,
+    /// Pool blocks the connection holds after the turn.
+    pub(crate) blocks: usize,
 }
 
 /// A connection slot of an epoll worker. Slots are preallocated; a free slot has no socket.
@@ -229,7 +231,11 @@ impl Io<'_> {
                 Want::Close(reason) => break Next::Close(reason),
             }
         };
-        Turn { next, progress }
+        Turn {
+            next,
+            progress,
+            blocks: conn.blocks(),
+        }
     }
 }
 

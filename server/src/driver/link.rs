@@ -110,15 +110,6 @@ impl<T: Default> Link<T> {
         }
     }
 
-    /// [`read_buf`](Self::read_buf)'s spare room.
-    #[inline(always)]
-    pub(crate) fn read_space<F: FreeList, S: Service<State = T>>(
-        &mut self,
-        env: &mut Env<'_, F, S>,
-    ) -> Result<&mut [u8], Want> {
-        self.read_buf(env).map(PoolBuf::spare_mut)
-    }
-
     /// `n` bytes were read into the room [`read_space`](Self::read_space) gave.
     #[inline(always)]
     pub(crate) fn received(&mut self, n: usize) {
@@ -250,6 +241,22 @@ pub(crate) trait Wire<T: Default> {
         env: &mut Env<'_, F, S>,
     ) -> Result<&mut PoolBuf, Want>;
     fn release_read_block(&mut self);
+    fn receive_block<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        buf: PoolBuf,
+    ) -> Option<PoolBuf>;
+    fn holds_input(&self) -> bool;
+    fn blocks(&self) -> usize;
+    fn closes_after_output(&self) -> bool;
+    /// [`read_buf`](Self::read_buf)'s spare room.
+    #[inline(always)]
+    fn read_space<F: FreeList, S: Service<State = T>>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+    ) -> Result<&mut [u8], Want> {
+        self.read_buf(env).map(PoolBuf::spare_mut)
+    }
     fn peer_eof<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
@@ -282,6 +289,26 @@ macro_rules! wire {
             #[inline(always)]
             fn release_read_block(&mut self) {
                 $ty::release_read_block(self);
+            }
+            #[inline(always)]
+            fn receive_block<F: FreeList, S: Service<State = T>>(
+                &mut self,
+                env: &mut Env<'_, F, S>,
+                buf: PoolBuf,
+            ) -> Option<PoolBuf> {
+                $ty::receive_block(self, env, buf)
+            }
+            #[inline(always)]
+            fn holds_input(&self) -> bool {
+                $ty::holds_input(self)
+            }
+            #[inline(always)]
+            fn blocks(&self) -> usize {
+                $ty::blocks(self)
+            }
+            #[inline(always)]
+            fn closes_after_output(&self) -> bool {
+                $ty::closes_after_output(self)
             }
             #[inline(always)]
             fn peer_eof<F: FreeList, S: Service<State = T>>(

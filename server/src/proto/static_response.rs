@@ -132,17 +132,17 @@ macro_rules! header_methods {
         /// one taken from input cannot inject a header; the headers that frame the message or
         /// govern the connection are the engine's.
         pub fn header(self, name: KnownHeader, value: &[u8]) -> Self {
-            self.line($crate::exchange::HeaderName::Known(name), value)
+            self.line($crate::static_response::HeaderName::Known(name), value)
         }
 
         /// Adds any header, after checking the name (a token) and the value.
         pub fn header_raw(self, name: &[u8], value: &[u8]) -> Self {
-            self.line($crate::exchange::HeaderName::Raw(name), value)
+            self.line($crate::static_response::HeaderName::Raw(name), value)
         }
 
-        fn line(mut self, name: $crate::exchange::HeaderName<'_>, value: &[u8]) -> Self {
+        fn line(mut self, name: $crate::static_response::HeaderName<'_>, value: &[u8]) -> Self {
             if self.error.is_none() {
-                let written = $crate::exchange::header_line(name, value)
+                let written = $crate::static_response::header_line(name, value)
                     .and_then(|name| self.ex.$put(&[b"\r\n", name, b": ", value]));
                 self.error = written.err();
             }

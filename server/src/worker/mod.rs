@@ -231,8 +231,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
                 }
             }
         }
-        self.base
-            .ran(slot, turn.next == Next::Pool, conn.conn.blocks());
+        self.base.ran(slot, turn.next == Next::Pool, turn.blocks);
         if shutting_down && conn.conn.is_idle() {
             return self.close(slot, CloseReason::Done);
         }

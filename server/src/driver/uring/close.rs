@@ -12,10 +12,10 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let Some(uc) = self.conns.get_mut(slot) else {
             return;
         };
-        let Some(sock) = uc.sock.take() else {
+        let Some(sock) = uc.io.sock.take() else {
             return;
         };
-        if !uc.sending {
+        if !uc.io.sending {
             // A sound TLS connection closed without a word from its core says `close_notify`,
             // if the socket takes it at once (a system call: this is not the request path).
             let mut alert = [0u8; bufslab_tls::record::ALERT_RECORD_LEN];
@@ -29,9 +29,9 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             }
         }
         let in_flight = [
-            uc.recv_armed.then(|| user_data(RECV, uc.gen, slot)),
-            uc.recv_own.then(|| user_data(RECV_OWN, uc.gen, slot)),
-            uc.sending.then(|| user_data(SEND, uc.gen, slot)),
+            uc.io.recv_armed.then(|| user_data(RECV, uc.io.gen, slot)),
+            uc.io.recv_own.then(|| user_data(RECV_OWN, uc.io.gen, slot)),
+            uc.io.sending.then(|| user_data(SEND, uc.io.gen, slot)),
         ];
         self.close_socket(sock, in_flight);
         self.closed(slot, reason);
@@ -42,19 +42,19 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     /// flight, at that send's completion.
     pub(super) fn closed(&mut self, slot: usize, reason: CloseReason) {
         let uc = &mut self.conns[slot];
-        uc.gen = uc.gen.wrapping_add(1) & 0xff_ffff;
-        uc.recv_armed = false;
-        uc.recv_cancel = false;
-        if uc.pending.take().is_some() {
+        uc.io.gen = uc.io.gen.wrapping_add(1) & 0xff_ffff;
+        uc.io.recv_armed = false;
+        uc.io.recv_cancel = false;
+        if uc.io.pending.take().is_some() {
             self.base.gave_back();
         }
-        if uc.parked > 0 {
-            uc.parked = 0;
+        if uc.io.parked > 0 {
+            uc.io.parked = 0;
             self.parked.retain(|(s, _)| *s as usize != slot);
             self.base.gave_back();
         }
-        uc.expire_pending = None;
-        uc.closing = true;
+        uc.io.expire_pending = None;
+        uc.io.closing = true;
         self.ring_waiters.remove(slot);
         if !uc.busy() {
             self.finish_close(slot);
@@ -113,7 +113,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     ) -> Option<&mut UConn<S::State>> {
         let uc = self.conns.get_mut(slot)?;
         *in_flight(uc) = false;
-        if uc.closing {
+        if uc.io.closing {
             self.finish_close(slot);
             return None;
         }

@@ -50,7 +50,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
                 let open = self
                     .conns
                     .get(slot)
-                    .is_some_and(|uc| uc.gen == gen && uc.sock.is_some());
+                    .is_some_and(|uc| uc.io.gen == gen && uc.io.sock.is_some());
                 if !open {
                     // A closed connection's receive: the block goes home.
                     if buf.is_some() {
@@ -60,8 +60,8 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
                 }
                 let uc = &mut self.conns[slot];
                 if last {
-                    uc.recv_armed = false;
-                    uc.recv_cancel = false;
+                    uc.io.recv_armed = false;
+                    uc.io.recv_cancel = false;
                 }
                 if res == -libc::ENOBUFS {
                     return self.ring_ran_dry(slot, now);
@@ -76,13 +76,13 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             }
             RECV_OWN => {
                 self.recvs_in_flight -= 1;
-                let Some(uc) = self.blocks_back(slot, |uc| &mut uc.recv_own) else {
+                let Some(uc) = self.blocks_back(slot, |uc| &mut uc.io.recv_own) else {
                     return Ok(());
                 };
                 if let Some(n) = uc.received(res) {
                     uc.conn.received(n);
                 }
-                match uc.expire_pending.take() {
+                match uc.io.expire_pending.take() {
                     Some(kind) => self.expire_conn(slot, kind, now)?,
                     None => self.run_conn(slot, now, res > 0)?,
                 }
@@ -90,15 +90,15 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             SEND => {
                 self.sends_in_flight -= 1;
                 let shutting_down = self.base.shutting_down();
-                let Some(uc) = self.blocks_back(slot, |uc| &mut uc.sending) else {
+                let Some(uc) = self.blocks_back(slot, |uc| &mut uc.io.sending) else {
                     return Ok(());
                 };
                 match res {
                     n if n > 0 => {
                         uc.conn.sent(n as usize);
-                        if uc.recv_armed
-                            && uc.pending.is_none()
-                            && uc.parked == 0
+                        if uc.io.recv_armed
+                            && uc.io.pending.is_none()
+                            && uc.io.parked == 0
                             && uc.conn.is_idle()
                             && !shutting_down
                         {
@@ -134,11 +134,11 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let Some(uc) = self.conns.get_mut(slot) else {
             return Ok(());
         };
-        let Some(pending) = uc.pending.as_mut() else {
-            uc.pending = Some(buf);
+        let Some(pending) = uc.io.pending.as_mut() else {
+            uc.io.pending = Some(buf);
             return Ok(());
         };
-        if uc.parked == 0 && pending.spare_capacity() >= buf.len() {
+        if uc.io.parked == 0 && pending.spare_capacity() >= buf.len() {
             pending.put_slice(&buf);
             // Copied: the block goes home.
             self.base.gave_back();
@@ -147,11 +147,11 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         // The ring is refilled only to `entries - parked.len()`: there is room.
         debug_assert!(self.parked.len() < self.bufs.entries());
         self.parked.push_back((slot as u32, buf));
-        uc.parked += 1;
-        if uc.recv_armed && !uc.recv_cancel {
-            uc.recv_cancel = true;
+        uc.io.parked += 1;
+        if uc.io.recv_armed && !uc.io.recv_cancel {
+            uc.io.recv_cancel = true;
             WorkerCounters::add(&self.base.counters().receive_pauses, 1);
-            let sqe = cancel_request(user_data(RECV, uc.gen, slot));
+            let sqe = cancel_request(user_data(RECV, uc.io.gen, slot));
             // SAFETY: the request names no memory.
             unsafe { self.push(&sqe)? };
         }

@@ -64,7 +64,7 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use crate::config::{Config, SMALL_BLOCK};
 use crate::conn::{CloseReason, Env, Want};
 use crate::deferred::Deferred;
-use crate::link::Link;
+use crate::link::{Link, Wire};
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::shared::Shared;
@@ -137,6 +137,14 @@ fn split(user_data: u64) -> (u64, u32, usize) {
 
 /// One connection slot of an io_uring worker.
 struct UConn<T> {
+    /// The socket and the requests in flight on it.
+    io: UIo,
+    conn: Link<T>,
+}
+
+/// An io_uring slot's socket and the state of its requests: apart from the connection, so
+/// that a turn can run a plain connection's core directly (`Wire`).
+struct UIo {
     sock: Option<TcpStream>,
     /// Bumped when the slot's connection closes: completions of an older generation are stale.
     gen: u32,
@@ -162,7 +170,6 @@ struct UConn<T> {
     pending: Option<PoolBuf>,
     /// The iovecs of a `writev` in flight (the kernel reads them until its completion).
     iov: [libc::iovec; SEND_BLOCKS],
-    conn: Link<T>,
 }
 
 impl<T: Default> UConn<T> {
@@ -173,9 +180,9 @@ impl<T: Default> UConn<T> {
     fn received(&mut self, res: i32) -> Option<usize> {
         match res {
             n if n > 0 => return Some(n as usize),
-            0 => self.eof = true,
+            0 => self.io.eof = true,
             e if e == -libc::ECANCELED || e == -libc::EINTR || e == -libc::EAGAIN => {}
-            _ => self.read_error = true,
+            _ => self.io.read_error = true,
         }
         None
     }
@@ -183,44 +190,211 @@ impl<T: Default> UConn<T> {
     /// Releases a closed connection's blocks once the kernel no longer uses them; whether it
     /// did (the slot is free again).
     fn finish_close(&mut self, counters: &WorkerCounters) -> bool {
-        if self.busy() || !self.closing {
+        if self.busy() || !self.io.closing {
             return false;
         }
-        self.closing = false;
+        self.io.closing = false;
         self.conn.release(counters);
         true
     }
 
     /// The kernel uses the connection's blocks: a send, or a receive into its read block.
     fn busy(&self) -> bool {
-        self.sending || self.recv_own
+        self.io.busy()
     }
 
     /// Pool blocks the connection holds: the core's, and the received ones waiting for it.
     fn blocks(&self) -> usize {
-        self.conn.blocks() + usize::from(self.pending.is_some()) + self.parked as usize
+        self.conn.blocks() + self.io.blocks()
     }
 
     fn new(parser: Parser, slot: usize, out_blocks: usize) -> UConn<T> {
         UConn {
-            sock: None,
-            gen: 0,
-            recv_armed: false,
-            recv_cancel: false,
-            parked: 0,
-            recv_own: false,
-            sending: false,
-            closing: false,
-            expire_pending: None,
-            eof: false,
-            read_error: false,
-            pending: None,
-            iov: [libc::iovec {
-                iov_base: std::ptr::null_mut(),
-                iov_len: 0,
-            }; SEND_BLOCKS],
+            io: UIo {
+                sock: None,
+                gen: 0,
+                recv_armed: false,
+                recv_cancel: false,
+                parked: 0,
+                recv_own: false,
+                sending: false,
+                closing: false,
+                expire_pending: None,
+                eof: false,
+                read_error: false,
+                pending: None,
+                iov: [libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                }; SEND_BLOCKS],
+            },
             conn: Link::new(parser, slot, out_blocks),
         }
+    }
+}
+
+impl UIo {
+    /// The kernel uses the connection's blocks: a send, or a receive into its read block.
+    fn busy(&self) -> bool {
+        self.sending || self.recv_own
+    }
+
+    /// Received blocks waiting for the core.
+    fn blocks(&self) -> usize {
+        usize::from(self.pending.is_some()) + self.parked as usize
+    }
+}
+
+/// How a connection's turn ended, and what it queued.
+struct Turn {
+    outcome: Outcome,
+    sends: usize,
+    recvs: usize,
+    /// Pool blocks the connection holds after it.
+    blocks: usize,
+}
+
+/// What a connection's turn borrows of its worker.
+struct Lent<'w> {
+    ring: &'w mut IoUring,
+    parked: &'w mut VecDeque<(u32, PoolBuf)>,
+    ring_waiters: &'w mut WaitQueue,
+    fd: types::Fd,
+    slot: usize,
+}
+
+impl Lent<'_> {
+    /// Runs the connection `conn` (the core alone, or behind TLS) as far as it goes without
+    /// waiting, queueing the requests it needs; returns how the turn ended and the sends and
+    /// receives it queued. See `UringWorker::run_conn` for why each queued request is sound.
+    #[inline(always)]
+    fn turn<T: Default, W: Wire<T>, F: FreeList, S: Service<State = T>>(
+        &mut self,
+        uio: &mut UIo,
+        conn: &mut W,
+        env: &mut Env<'_, F, S>,
+    ) -> io::Result<Turn> {
+        let (ring, parked, ring_waiters) =
+            (&mut *self.ring, &mut *self.parked, &mut *self.ring_waiters);
+        let (fd, slot) = (self.fd, self.slot);
+        let (mut sends, mut recvs) = (0, 0);
+        let mut stuck = false;
+        let outcome = loop {
+            if uio.busy() {
+                break Outcome::Wait;
+            }
+            match conn.next(env) {
+                Want::Send => {
+                    if queue_last_send(ring, uio, conn, slot)? {
+                        sends += 1;
+                        break Outcome::SentClosing;
+                    }
+                    let send = send_request(uio, conn, fd, user_data(SEND, uio.gen, slot));
+                    // SAFETY: see above.
+                    unsafe { queue(ring, &send)? };
+                    uio.sending = true;
+                    sends += 1;
+                    break Outcome::Wait;
+                }
+                Want::Receive => {
+                    unpark(parked, uio, slot);
+                    if let Some(buf) = uio.pending.take() {
+                        let before = buf.len();
+                        match conn.receive_block(env, buf) {
+                            None => stuck = false,
+                            Some(rest) => {
+                                let untouched = rest.len() == before;
+                                uio.pending = Some(rest);
+                                if untouched && stuck {
+                                    break Outcome::Pool;
+                                }
+                                stuck = untouched;
+                            }
+                        }
+                        continue;
+                    }
+                    if uio.recv_armed {
+                        break Outcome::Wait;
+                    }
+                    if uio.read_error {
+                        break Outcome::Close(CloseReason::Io);
+                    }
+                    if uio.eof {
+                        match conn.peer_eof(env) {
+                            Some(reason) => break Outcome::Close(reason),
+                            // An upgraded connection sends its last bytes, then closes.
+                            None => continue,
+                        }
+                    }
+                    // A partial request: the rest goes into the same block, as with epoll
+                    // (no second block, no copy; a pool of partial heads still moves).
+                    if conn.holds_input() {
+                        match conn.read_space(env) {
+                            Ok(space) => {
+                                let ud = user_data(RECV_OWN, uio.gen, slot);
+                                // SAFETY: see above.
+                                unsafe { queue(ring, &own_recv_request(fd, space, ud))? };
+                                uio.recv_own = true;
+                                ring_waiters.remove(slot);
+                                recvs += 1;
+                                break Outcome::Wait;
+                            }
+                            Err(Want::Close(reason)) => break Outcome::Close(reason),
+                            Err(_) => break Outcome::Pool,
+                        }
+                    }
+                    // Armed even on a dry ring: a peer with nothing to say holds no block
+                    // either way, and one whose input waits ends the receive at once with
+                    // `ENOBUFS`, which is how the connection learns it has to wait.
+                    if ring_waiters.contains(slot) {
+                        break Outcome::Wait;
+                    }
+                    arm_ring_recv(ring, uio, fd, slot)?;
+                    recvs += 1;
+                    break Outcome::Wait;
+                }
+                Want::HalfClose => {
+                    // A system call, not a request: the kernel runs every shutdown request on
+                    // an io-wq worker thread (a wake-up and a context switch, more than the
+                    // call costs), and looks the descriptor up only there, so a close that
+                    // overtook it could leave it to shut down whichever socket got the number
+                    // next. A peer already gone: the drain tells.
+                    if let Some(sock) = &uio.sock {
+                        let _ = sock.shutdown(Shutdown::Write);
+                    }
+                }
+                Want::Discard => {
+                    unpark(parked, uio, slot);
+                    if let Some(buf) = uio.pending.take() {
+                        match conn.discarded(buf.len()) {
+                            Want::Close(reason) => break Outcome::Close(reason),
+                            _ => continue,
+                        }
+                    }
+                    if uio.recv_armed {
+                        break Outcome::Wait;
+                    }
+                    if uio.eof || uio.read_error {
+                        break Outcome::Close(conn.peer_closed());
+                    }
+                    if ring_waiters.contains(slot) {
+                        break Outcome::Wait;
+                    }
+                    arm_ring_recv(ring, uio, fd, slot)?;
+                    recvs += 1;
+                    break Outcome::Wait;
+                }
+                Want::Pool => break Outcome::Pool,
+                Want::Wait => break Outcome::Wait,
+                Want::Close(reason) => break Outcome::Close(reason),
+            }
+        };
+        Ok(Turn {
+            outcome,
+            sends,
+            recvs,
+            blocks: conn.blocks() + uio.blocks(),
+        })
     }
 }
 
@@ -334,7 +508,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             };
             if now >= deadline {
                 for slot in 0..self.conns.len() {
-                    if self.conns[slot].sock.is_some() {
+                    if self.conns[slot].io.sock.is_some() {
                         self.close(slot, CloseReason::Done);
                     }
                 }
@@ -455,9 +629,9 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             self.base.free.push(slot as u32);
             return Ok(());
         }
-        uc.sock = Some(sock);
-        uc.eof = false;
-        uc.read_error = false;
+        uc.io.sock = Some(sock);
+        uc.io.eof = false;
+        uc.io.read_error = false;
         self.base.opened(slot, now);
         self.run_conn(slot, now, false)
     }
@@ -470,7 +644,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let Some(uc) = self.conns.get_mut(slot) else {
             return Ok(());
         };
-        let Some(fd) = uc.sock.as_ref().map(|s| types::Fd(s.as_raw_fd())) else {
+        let Some(fd) = uc.io.sock.as_ref().map(|s| types::Fd(s.as_raw_fd())) else {
             return Ok(());
         };
         // The requests go straight into the submission queue, built in place.
@@ -485,121 +659,26 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let ring = &mut self.ring;
         let parked = &mut self.parked;
         let ring_waiters = &mut self.ring_waiters;
-        let (mut sends, mut recvs) = (0, 0);
-        let mut stuck = false;
-        let outcome = loop {
-            if uc.busy() {
-                break Outcome::Wait;
-            }
-            match uc.conn.next(&mut env) {
-                Want::Send => {
-                    if queue_last_send(ring, uc, slot)? {
-                        sends += 1;
-                        break Outcome::SentClosing;
-                    }
-                    let send = send_request(uc, fd, user_data(SEND, uc.gen, slot));
-                    // SAFETY: see above.
-                    unsafe { queue(ring, &send)? };
-                    uc.sending = true;
-                    sends += 1;
-                    break Outcome::Wait;
-                }
-                Want::Receive => {
-                    unpark(parked, uc, slot);
-                    if let Some(buf) = uc.pending.take() {
-                        let before = buf.len();
-                        match uc.conn.receive_block(&mut env, buf) {
-                            None => stuck = false,
-                            Some(rest) => {
-                                let untouched = rest.len() == before;
-                                uc.pending = Some(rest);
-                                if untouched && stuck {
-                                    break Outcome::Pool;
-                                }
-                                stuck = untouched;
-                            }
-                        }
-                        continue;
-                    }
-                    if uc.recv_armed {
-                        break Outcome::Wait;
-                    }
-                    if uc.read_error {
-                        break Outcome::Close(CloseReason::Io);
-                    }
-                    if uc.eof {
-                        match uc.conn.peer_eof(&mut env) {
-                            Some(reason) => break Outcome::Close(reason),
-                            // An upgraded connection sends its last bytes, then closes.
-                            None => continue,
-                        }
-                    }
-                    // A partial request: the rest goes into the same block, as with epoll
-                    // (no second block, no copy; a pool of partial heads still moves).
-                    if uc.conn.holds_input() {
-                        match uc.conn.read_space(&mut env) {
-                            Ok(space) => {
-                                let ud = user_data(RECV_OWN, uc.gen, slot);
-                                // SAFETY: see above.
-                                unsafe { queue(ring, &own_recv_request(fd, space, ud))? };
-                                uc.recv_own = true;
-                                ring_waiters.remove(slot);
-                                recvs += 1;
-                                break Outcome::Wait;
-                            }
-                            Err(Want::Close(reason)) => break Outcome::Close(reason),
-                            Err(_) => break Outcome::Pool,
-                        }
-                    }
-                    // Armed even on a dry ring: a peer with nothing to say holds no block
-                    // either way, and one whose input waits ends the receive at once with
-                    // `ENOBUFS`, which is how the connection learns it has to wait.
-                    if ring_waiters.contains(slot) {
-                        break Outcome::Wait;
-                    }
-                    arm_ring_recv(ring, uc, fd, slot)?;
-                    recvs += 1;
-                    break Outcome::Wait;
-                }
-                Want::HalfClose => {
-                    // A system call, not a request: the kernel runs every shutdown request on
-                    // an io-wq worker thread (a wake-up and a context switch, more than the
-                    // call costs), and looks the descriptor up only there, so a close that
-                    // overtook it could leave it to shut down whichever socket got the number
-                    // next. A peer already gone: the drain tells.
-                    if let Some(sock) = &uc.sock {
-                        let _ = sock.shutdown(Shutdown::Write);
-                    }
-                }
-                Want::Discard => {
-                    unpark(parked, uc, slot);
-                    if let Some(buf) = uc.pending.take() {
-                        match uc.conn.discarded(buf.len()) {
-                            Want::Close(reason) => break Outcome::Close(reason),
-                            _ => continue,
-                        }
-                    }
-                    if uc.recv_armed {
-                        break Outcome::Wait;
-                    }
-                    if uc.eof || uc.read_error {
-                        break Outcome::Close(uc.conn.peer_closed());
-                    }
-                    if ring_waiters.contains(slot) {
-                        break Outcome::Wait;
-                    }
-                    arm_ring_recv(ring, uc, fd, slot)?;
-                    recvs += 1;
-                    break Outcome::Wait;
-                }
-                Want::Pool => break Outcome::Pool,
-                Want::Wait => break Outcome::Wait,
-                Want::Close(reason) => break Outcome::Close(reason),
-            }
+        let UConn { io: uio, conn } = uc;
+        let mut lent = Lent {
+            ring,
+            parked,
+            ring_waiters,
+            fd,
+            slot,
         };
-        let idle = uc.conn.is_idle();
+        let Turn {
+            outcome,
+            sends,
+            recvs,
+            blocks,
+        } = match conn.plain() {
+            Some(core) => lent.turn(uio, core, &mut env)?,
+            None => lent.turn(uio, conn, &mut env)?,
+        };
+        let uc = &mut self.conns[slot];
+        let idle = shutting_down && uc.conn.is_idle();
         let want = uc.conn.timer_kind();
-        let blocks = uc.blocks();
         self.sends_in_flight += sends;
         self.recvs_in_flight += recvs;
         match outcome {
@@ -617,7 +696,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         }
         self.base
             .ran(slot, matches!(outcome, Outcome::Pool), blocks);
-        if shutting_down && idle {
+        if idle {
             self.close(slot, CloseReason::Done);
             return Ok(());
         }
@@ -633,7 +712,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let Some(uc) = self.conns.get_mut(slot) else {
             return Ok(());
         };
-        if uc.conn.holds_input() || uc.pending.is_some() || uc.parked > 0 {
+        if uc.conn.holds_input() || uc.io.pending.is_some() || uc.io.parked > 0 {
             return self.run_conn(slot, now, false);
         }
         uc.conn.starve();
@@ -663,20 +742,20 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             let Some(uc) = self.conns.get_mut(slot) else {
                 continue;
             };
-            if uc.sock.is_none() {
+            if uc.io.sock.is_none() {
                 continue;
             }
-            if uc.sending {
+            if uc.io.sending {
                 // A reader that stopped reading: closing wakes the send, which then fails.
                 if kind == TimerKind::Idle {
                     WorkerCounters::add(&self.base.counters().idle_timeouts, 1);
                 }
                 self.close(slot, CloseReason::Done);
-            } else if uc.recv_own {
+            } else if uc.io.recv_own {
                 // The receive writes the read block the deadline would drop: cancel it, and
                 // apply the deadline at its completion.
-                uc.expire_pending = Some(kind);
-                let sqe = cancel_request(user_data(RECV_OWN, uc.gen, slot));
+                uc.io.expire_pending = Some(kind);
+                let sqe = cancel_request(user_data(RECV_OWN, uc.io.gen, slot));
                 // SAFETY: the request names no memory.
                 unsafe { self.push(&sqe)? };
             } else {
@@ -712,9 +791,10 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         }
         for slot in 0..self.conns.len() {
             let uc = &self.conns[slot];
-            if uc.sock.is_some() && uc.conn.is_idle() && !uc.busy() {
+            if uc.io.sock.is_some() && uc.conn.is_idle() && !uc.busy() {
                 self.close(slot, CloseReason::Done);
-            } else if uc.sock.is_some() && uc.conn.is_upgraded() && !uc.busy() && !uc.closing {
+            } else if uc.io.sock.is_some() && uc.conn.is_upgraded() && !uc.busy() && !uc.io.closing
+            {
                 // Its service is told, and says goodbye in its protocol; a busy one is told
                 // when its request completes.
                 self.run_conn(slot, now, false)?;
@@ -736,7 +816,7 @@ impl<F: FreeList, S: Service> PoolWaiters<F, S> for UringWorker<F, S> {
     fn answer(&mut self, to: Deferred, answer: S::State) -> bool {
         self.conns
             .get_mut(to.slot as usize)
-            .is_some_and(|uc| uc.sock.is_some() && !uc.closing && uc.conn.resume(to, answer))
+            .is_some_and(|uc| uc.io.sock.is_some() && !uc.io.closing && uc.conn.resume(to, answer))
     }
 }
 

@@ -3,23 +3,25 @@
 //! and closes. Each that names memory says, where it is queued, why the memory outlives it.
 
 use super::*;
+use crate::link::Wire;
 
 /// Arms the multishot receive of the connection in `slot`: the kernel takes a block from the
 /// buffer ring each time data arrives, until the receive ends (end of stream, an error, a dry
 /// ring, a cancel).
-pub(super) fn arm_ring_recv<T: Default>(
+#[inline(always)]
+pub(super) fn arm_ring_recv(
     ring: &mut IoUring,
-    uc: &mut UConn<T>,
+    uio: &mut UIo,
     fd: types::Fd,
     slot: usize,
 ) -> io::Result<()> {
     let sqe = opcode::RecvMulti::new(fd, GROUP)
         .build()
-        .user_data(user_data(RECV, uc.gen, slot));
+        .user_data(user_data(RECV, uio.gen, slot));
     // SAFETY: a receive with buffer select names no memory of the connection, only the buffer
     // group, which the worker's `BufRing` keeps registered until every receive has completed.
     unsafe { queue(ring, &sqe)? };
-    uc.recv_armed = true;
+    uio.recv_armed = true;
     Ok(())
 }
 
@@ -29,15 +31,17 @@ pub(super) fn arm_ring_recv<T: Default>(
 /// short send itself; a failure fails it), hard-linked to the close, which thus runs after the
 /// send whatever its result. The socket is the kernel's from here on. Returns whether it did;
 /// otherwise nothing is queued.
+#[inline(always)]
 pub(super) fn queue_last_send<T: Default>(
     ring: &mut IoUring,
-    uc: &mut UConn<T>,
+    uio: &mut UIo,
+    conn: &impl Wire<T>,
     slot: usize,
 ) -> io::Result<bool> {
-    let last = uc.conn.closes_after_output()
-        && uc.conn.output_blocks() == 1
-        && uc.pending.is_none()
-        && uc.parked == 0;
+    let last = conn.closes_after_output()
+        && conn.output_blocks() == 1
+        && uio.pending.is_none()
+        && uio.parked == 0;
     if !last {
         return Ok(false);
     }
@@ -45,23 +49,23 @@ pub(super) fn queue_last_send<T: Default>(
     if !make_room(ring, 3) {
         return Ok(false);
     }
-    let Some(sock) = uc.sock.take() else {
+    let Some(sock) = uio.sock.take() else {
         return Ok(false);
     };
     let fd = types::Fd(sock.into_raw_fd());
     let mut sq = ring.submission();
-    if uc.recv_armed && !uc.recv_cancel {
-        let cancel = cancel_request(user_data(RECV, uc.gen, slot));
+    if uio.recv_armed && !uio.recv_cancel {
+        let cancel = cancel_request(user_data(RECV, uio.gen, slot));
         // SAFETY: the request names no memory. There is room for it.
         let pushed = unsafe { sq.push(&cancel) }.is_ok();
         debug_assert!(pushed);
     }
-    let front = uc.conn.front();
+    let front = conn.front();
     let send = opcode::Send::new(fd, front.as_ptr(), front.len() as u32)
         .flags(libc::MSG_WAITALL)
         .build()
         .flags(squeue::Flags::IO_HARDLINK)
-        .user_data(user_data(SEND, uc.gen, slot));
+        .user_data(user_data(SEND, uio.gen, slot));
     let close = close_request(fd);
     // SAFETY: the send names the connection's only output block, which it keeps until the
     // send's completion (the slot is `closing` and `sending` until then; see `run_conn`); the
@@ -69,22 +73,19 @@ pub(super) fn queue_last_send<T: Default>(
     // it up). There is room for both.
     let pushed = unsafe { sq.push(&send).is_ok() && sq.push(&close).is_ok() };
     debug_assert!(pushed);
-    uc.sending = true;
+    uio.sending = true;
     Ok(true)
 }
 
 /// Moves the oldest parked block of the connection in `slot` to its `pending`, if it has none.
-pub(super) fn unpark<T: Default>(
-    parked: &mut VecDeque<(u32, PoolBuf)>,
-    uc: &mut UConn<T>,
-    slot: usize,
-) {
-    if uc.parked == 0 || uc.pending.is_some() {
+#[inline(always)]
+pub(super) fn unpark(parked: &mut VecDeque<(u32, PoolBuf)>, uio: &mut UIo, slot: usize) {
+    if uio.parked == 0 || uio.pending.is_some() {
         return;
     }
     if let Some(i) = parked.iter().position(|(s, _)| *s as usize == slot) {
-        uc.pending = parked.remove(i).map(|(_, buf)| buf);
-        uc.parked -= 1;
+        uio.pending = parked.remove(i).map(|(_, buf)| buf);
+        uio.parked -= 1;
     }
 }
 
@@ -136,23 +137,25 @@ pub(super) fn own_recv_request(fd: types::Fd, space: &mut [u8], user_data: u64) 
 
 /// One `send` of the only output block, else one `writev` of them all (the iovecs kept in the
 /// slot).
+#[inline(always)]
 pub(super) fn send_request<T: Default>(
-    uc: &mut UConn<T>,
+    uio: &mut UIo,
+    conn: &impl Wire<T>,
     fd: types::Fd,
     user_data: u64,
 ) -> squeue::Entry {
-    let sqe = if uc.conn.output_blocks() == 1 {
-        let front = uc.conn.front();
+    let sqe = if conn.output_blocks() == 1 {
+        let front = conn.front();
         opcode::Send::new(fd, front.as_ptr(), front.len() as u32).build()
     } else {
         let empty: &[u8] = &[];
         let mut slices = [io::IoSlice::new(empty); SEND_BLOCKS];
-        let n = uc.conn.output(&mut slices);
-        for (iov, s) in uc.iov.iter_mut().zip(&slices[..n]) {
+        let n = conn.output(&mut slices);
+        for (iov, s) in uio.iov.iter_mut().zip(&slices[..n]) {
             iov.iov_base = s.as_ptr() as *mut libc::c_void;
             iov.iov_len = s.len();
         }
-        opcode::Writev::new(fd, uc.iov.as_ptr(), n as u32).build()
+        opcode::Writev::new(fd, uio.iov.as_ptr(), n as u32).build()
     };
     sqe.user_data(user_data)
 }
