@@ -269,3 +269,22 @@ fn echo(req: Request<Incoming>) -> Response<Body> {
     h.insert(SERVER, HeaderValue::from_static("hyper"));
     resp
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_config_names_the_file_it_cannot_use() {
+        let dir = std::env::temp_dir().join(format!("bufslab-hyper-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let missing = dir.join("missing.pem");
+        let e = tls_config(&missing, &empty).unwrap_err().to_string();
+        assert!(e.starts_with(&missing.display().to_string()), "{e}");
+        let e = tls_config(&empty, &empty).unwrap_err().to_string();
+        assert!(e.contains("no CERTIFICATE"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

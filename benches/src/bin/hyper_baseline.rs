@@ -45,12 +45,16 @@ fn parse(args: impl IntoIterator<Item = String>, workers: usize) -> Result<Optio
         }
         Ok(())
     })?;
+    // `--help` wins over a flag missing its pair.
+    let Some(server) = server else {
+        return Ok(None);
+    };
     let tls = match (cert, key) {
         (Some(cert), Some(key)) => Some((cert, key)),
         (None, None) => None,
         _ => return Err("`--tls-cert` and `--tls-key` go together".to_owned()),
     };
-    Ok(server.map(|server| Args { server, tls }))
+    Ok(Some(Args { server, tls }))
 }
 
 fn main() -> ExitCode {
