@@ -231,6 +231,19 @@ impl ServerArgs {
         args: impl IntoIterator<Item = String>,
         workers: usize,
     ) -> Result<Option<ServerArgs>, String> {
+        Self::parse_with(args, workers, |f| Err(f.unknown()))
+    }
+
+    /// As [`ServerArgs::parse`], handing the flags it does not know to `other` (a binary's own
+    /// flags), which returns [`Flag::unknown`] for those it does not know either.
+    ///
+    /// # Errors
+    /// A missing or bad value, an unknown flag, or an argument that is not a flag.
+    pub fn parse_with(
+        args: impl IntoIterator<Item = String>,
+        workers: usize,
+        mut other: impl FnMut(&mut Flag<'_>) -> Result<(), String>,
+    ) -> Result<Option<ServerArgs>, String> {
         let mut parsed = ServerArgs {
             addr: ([127, 0, 0, 1], 8080).into(),
             workers,
@@ -242,7 +255,7 @@ impl ServerArgs {
                     parsed.addr = ([127, 0, 0, 1], f.parse::<u16>("a port number")?).into();
                 }
                 "--workers" => parsed.workers = f.parse::<NonZeroUsize>("a positive number")?.get(),
-                _ => return Err(f.unknown()),
+                _ => other(f)?,
             }
             Ok(())
         })?;

@@ -5,6 +5,10 @@
 //! same load, so every choice here is the one a team tuning hyper for this benchmark would make;
 //! where hyper's defaults differ from that, a comment says why the setting is changed.
 //!
+//! HTTPS ([`HyperServer::start_tls`], `hyper_baseline --tls-cert/--tls-key`) is hyper over
+//! tokio-rustls, configured as bufslab-tls configures rustls ([`tls_config`]): rustls 0.23 with
+//! the `ring` provider, TLS 1.3 only, ALPN `http/1.1`, ring's rotating ticketer, no 0-RTT.
+//!
 //! # Examples
 //!
 //! ```no_run
@@ -19,6 +23,7 @@
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::thread;
@@ -33,6 +38,8 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
+use tokio_rustls::rustls::{self, ServerConfig};
+use tokio_rustls::TlsAcceptor;
 
 use crate::workers::{OpenConnection, Workers};
 
@@ -56,7 +63,24 @@ impl HyperServer {
     /// # Errors
     /// When a listener cannot be bound or a thread cannot be spawned.
     pub fn start(addr: SocketAddr, workers: usize) -> io::Result<HyperServer> {
-        Workers::start(addr, workers, "hyper", accept).map(HyperServer)
+        Workers::start(addr, workers, "hyper", |l, open| accept(l, open, None)).map(HyperServer)
+    }
+
+    /// As [`HyperServer::start`], serving HTTPS with `config` (see [`tls_config`]): each
+    /// connection's handshake runs in its own task, then hyper serves the TLS stream.
+    ///
+    /// # Errors
+    /// When a listener cannot be bound or a thread cannot be spawned.
+    pub fn start_tls(
+        addr: SocketAddr,
+        workers: usize,
+        config: Arc<ServerConfig>,
+    ) -> io::Result<HyperServer> {
+        let tls = TlsAcceptor::from(config);
+        Workers::start(addr, workers, "hyper", move |l, open| {
+            accept(l, open, Some(tls.clone()))
+        })
+        .map(HyperServer)
     }
 
     /// The address the listeners are bound to.
@@ -88,8 +112,34 @@ impl HyperServer {
     }
 }
 
-/// Accepts connections and spawns a task serving each.
-async fn accept(listener: tokio::net::TcpListener, open: Arc<AtomicU64>) {
+/// The rustls configuration of the HTTPS baseline, the same choices as bufslab-tls's
+/// `Config::from_pem_files` (tls/src/handshake.rs), so that both servers run the same
+/// handshake: the `ring` provider with its default suites and key exchange groups, TLS 1.3
+/// only, no client authentication, ALPN `http/1.1`, resumption by ring's rotating `Ticketer`
+/// (rustls's default two tickets per handshake), no early data. It leaves out only what the
+/// own record layer needs and tokio-rustls does not: secret extraction, and the resolver
+/// wrapper that records the SNI.
+///
+/// # Errors
+/// A file that cannot be read or holds no certificate or key, or a key that rustls cannot
+/// use or that does not belong to the certificate.
+pub fn tls_config(cert: &Path, key: &Path) -> io::Result<Arc<ServerConfig>> {
+    let (chain, key) = bufslab_tls::pem_files(cert, key).map_err(io::Error::other)?;
+    let mut config =
+        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(io::Error::other)?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(io::Error::other)?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.max_early_data_size = 0;
+    config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(io::Error::other)?;
+    Ok(Arc::new(config))
+}
+
+/// Accepts connections and spawns a task serving each, over TLS when `tls` is given.
+async fn accept(listener: tokio::net::TcpListener, open: Arc<AtomicU64>, tls: Option<TlsAcceptor>) {
     let mut http = http1::Builder::new();
     http
         // A batch of pipelined requests is answered with one write, not one per response;
@@ -119,6 +169,19 @@ async fn accept(listener: tokio::net::TcpListener, open: Arc<AtomicU64>) {
         // ACK of the previous one.
         let _ = stream.set_nodelay(true);
         let counted = OpenConnection::new(&open);
+        if let Some(tls) = &tls {
+            let (http, handshake) = (http.clone(), tls.accept(stream));
+            tokio::spawn(async move {
+                // A failed handshake has sent its alert; nothing to serve.
+                if let Ok(stream) = handshake.await {
+                    let _ = http
+                        .serve_connection(TokioIo::new(stream), service_fn(handle))
+                        .await;
+                }
+                drop(counted);
+            });
+            continue;
+        }
         let conn = http.serve_connection(TokioIo::new(stream), service_fn(handle));
         tokio::spawn(async move {
             // A broken or malformed connection ends here; hyper has already answered what
@@ -205,4 +268,23 @@ fn echo(req: Request<Incoming>) -> Response<Body> {
     }
     h.insert(SERVER, HeaderValue::from_static("hyper"));
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_config_names_the_file_it_cannot_use() {
+        let dir = std::env::temp_dir().join(format!("bufslab-hyper-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let missing = dir.join("missing.pem");
+        let e = tls_config(&missing, &empty).unwrap_err().to_string();
+        assert!(e.starts_with(&missing.display().to_string()), "{e}");
+        let e = tls_config(&empty, &empty).unwrap_err().to_string();
+        assert!(e.contains("no CERTIFICATE"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -17,7 +17,7 @@ mod ws_peer_main;
 pub use cli::{args_or_exit, parse_flags, serve_main, Flag, ServerArgs};
 pub use contenders::{backends, fixtures, Contenders};
 pub use field_sum::{sum_bufslab, FieldSum};
-pub use hyper_server::HyperServer;
+pub use hyper_server::{tls_config, HyperServer};
 pub use server_framing::{decide_framing, ServerFraming};
 pub use ws_echo::{WsEchoServer, WsPeer};
 pub use ws_load::{run_load, LoadConfig, LoadError, LoadReport, WsClient};
