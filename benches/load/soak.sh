@@ -25,6 +25,8 @@ usage: benches/load/soak.sh [flags]
                     keep-alive connections (default 16; 0 for none)
   --server-cpu N    CPU for the server (default 0)
   --client-cpu N    CPU for the client (default 1)
+  --pool-max-bytes N
+                    the server's pool bound (default 1048576; 2097152 with --tls)
   --report FILE     where the report goes (default RELIABILITY.md; - for none)
   --no-build        use the release binaries already built
   -h, --help        this text
@@ -40,6 +42,7 @@ REPORT=RELIABILITY.md
 IO=
 TLS=0
 KEY_UPDATE_EVERY=16
+POOL_MAX=
 BUILD=1
 ARGS=("$@")
 
@@ -57,13 +60,14 @@ while [[ $# -gt 0 ]]; do
     --io) need_value "$@"; IO=$2; shift 2 ;;
     --tls) TLS=1; shift ;;
     --key-update-every) need_value "$@"; KEY_UPDATE_EVERY=$2; shift 2 ;;
+    --pool-max-bytes) need_value "$@"; POOL_MAX=$2; shift 2 ;;
     --report) need_value "$@"; REPORT=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown flag $1" ;;
   esac
 done
-for v in SECS SEED SERVER_CPU CLIENT_CPU KEY_UPDATE_EVERY ${WARM_SECS:+WARM_SECS}; do
+for v in SECS SEED SERVER_CPU CLIENT_CPU KEY_UPDATE_EVERY ${WARM_SECS:+WARM_SECS} ${POOL_MAX:+POOL_MAX}; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 
@@ -73,12 +77,15 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/release
 
 # The server's limits: small enough that the bursts reach them.
-POOL_MAX=1048576
 # Over HTTPS a connection also holds a block of ciphertext besides the core's: a head held
-# incomplete in its 16 KiB block needs one more to receive the record that completes it. Under
-# the 1 MiB bound the pool bursts' held heads then wait for one until their header timeout
-# (408); with 2 MiB the bursts still run the pool dry (pool_waits rises) and all finish.
-[ "$TLS" = 1 ] && POOL_MAX=2097152
+# incomplete in its 16 KiB block needs one more to receive the record that completes it, and a
+# handshake borrows a large block for its flight. Under the 1 MiB bound the pool bursts' held
+# heads then wait for a block until their header timeout (408); with 2 MiB the bursts still run
+# the pool dry (pool_waits rises) and, under epoll, all finish.
+if [ -z "$POOL_MAX" ]; then
+  POOL_MAX=1048576
+  [ "$TLS" = 1 ] && POOL_MAX=2097152
+fi
 SERVER_FLAGS=(
   --workers 2
   --max-conns 64

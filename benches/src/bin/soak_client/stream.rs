@@ -162,10 +162,9 @@ impl Stream {
                 r => r?,
             };
             got += n as u64;
-            handshake_feed(&mut conn, &buf[..n]).map_err(|e| {
+            handshake_feed(&mut conn, &buf[..n]).inspect_err(|_| {
                 // The alert, if the socket still takes it.
                 let _ = conn.write_tls(&mut &tcp);
-                e
             })?;
         }
         while conn.wants_write() {
