@@ -38,6 +38,12 @@ static NEXT_SUITE: AtomicUsize = AtomicUsize::new(0);
 
 /// Speaks TLS from now on, trusting the certificates in the PEM file `ca`.
 pub fn init_tls(ca: &Path) -> Result<(), String> {
+    TLS.set(client_configs(ca)?)
+        .map_err(|_| "TLS is set up already".to_owned())
+}
+
+/// A client configuration per suite, trusting the certificates in the PEM file `ca`.
+fn client_configs(ca: &Path) -> Result<[Arc<ClientConfig>; 3], String> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(ca).map_err(|e| format!("{}: {e}", ca.display()))? {
         let cert = cert.map_err(|e| format!("{}: {e}", ca.display()))?;
@@ -59,9 +65,7 @@ pub fn init_tls(ca: &Path) -> Result<(), String> {
         c.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Arc::new(c))
     };
-    let configs = [config(SUITES[0])?, config(SUITES[1])?, config(SUITES[2])?];
-    TLS.set(configs)
-        .map_err(|_| "TLS is set up already".to_owned())
+    Ok([config(SUITES[0])?, config(SUITES[1])?, config(SUITES[2])?])
 }
 
 /// Whether connections speak TLS.
@@ -127,10 +131,20 @@ impl Stream {
     /// Wraps a connected socket; with TLS, runs the handshake (bounded by the socket's
     /// timeouts).
     pub fn connect(tcp: TcpStream, addr: SocketAddr) -> io::Result<Stream> {
-        let Some(configs) = TLS.get() else {
+        let config = TLS
+            .get()
+            .map(|c| c[NEXT_SUITE.fetch_add(1, Relaxed) % SUITES.len()].clone());
+        Stream::connect_with(tcp, addr, config)
+    }
+
+    fn connect_with(
+        tcp: TcpStream,
+        addr: SocketAddr,
+        config: Option<Arc<ClientConfig>>,
+    ) -> io::Result<Stream> {
+        let Some(config) = config else {
             return Ok(Stream::Plain(tcp));
         };
-        let config = configs[NEXT_SUITE.fetch_add(1, Relaxed) % SUITES.len()].clone();
         let name = ServerName::IpAddress(addr.ip().into());
         let mut conn = ClientConnection::new(config, name).map_err(io::Error::other)?;
         let mut got = 0u64;
@@ -295,5 +309,94 @@ impl Write for Stream {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::thread;
+
+    use rustls::pki_types::PrivateKeyDer;
+    use rustls::{ServerConfig, ServerConnection, StreamOwned};
+
+    /// A certificate for 127.0.0.1 in a PEM file, and a rustls server config serving it.
+    fn certificate(name: &str) -> (std::path::PathBuf, Arc<ServerConfig>) {
+        let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).expect("cert");
+        let path =
+            std::env::temp_dir().join(format!("soak-client-{}-{name}.pem", std::process::id()));
+        std::fs::write(&path, ck.cert.pem()).expect("write");
+        let key = PrivateKeyDer::try_from(ck.key_pair.serialize_der()).expect("key");
+        let server = ServerConfig::builder_with_provider(Arc::new(default_provider()))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .expect("versions")
+            .with_no_client_auth()
+            .with_single_cert(vec![ck.cert.der().clone()], key)
+            .expect("server config");
+        (path, Arc::new(server))
+    }
+
+    #[test]
+    fn tls_echoes_from_a_writer_thread_and_after_key_updates_in_every_suite() {
+        let (ca, server) = certificate("echo");
+        let configs = client_configs(&ca).expect("client configs");
+        let _ = std::fs::remove_file(&ca);
+        for config in configs {
+            let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+            let addr = listener.local_addr().expect("address");
+            let server = server.clone();
+            // An echo: what comes is sent back, until the client's end.
+            let echo = thread::spawn(move || {
+                let (tcp, _) = listener.accept().expect("accept");
+                let mut s = StreamOwned::new(ServerConnection::new(server).expect("conn"), tcp);
+                let mut buf = [0u8; 8192];
+                loop {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => s.write_all(&buf[..n]).expect("echo"),
+                    }
+                }
+            });
+            let tcp = TcpStream::connect(addr).expect("connect");
+            tcp.set_read_timeout(Some(Duration::from_secs(10)))
+                .expect("timeout");
+            let mut s = Stream::connect_with(tcp, addr, Some(config)).expect("handshake");
+            let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+            let mut w = s.try_clone().expect("clone");
+            let mut got = vec![0u8; data.len()];
+            thread::scope(|sc| {
+                sc.spawn(|| w.write_all(&data).expect("write"));
+                s.read_exact(&mut got).expect("read");
+            });
+            assert!(got == data, "the echo differs");
+            for round in 0..3u8 {
+                assert!(s.key_update().expect("key update"), "a TLS stream updates");
+                let msg = [b'k', round];
+                s.write_all(&msg).expect("write after the update");
+                let mut back = [0u8; 2];
+                s.read_exact(&mut back).expect("read after the update");
+                assert_eq!(back, msg);
+            }
+            s.shutdown(Shutdown::Both).expect("shutdown");
+            echo.join().expect("echo thread");
+        }
+    }
+
+    #[test]
+    fn a_close_before_the_handshake_is_told_apart() {
+        let (ca, _) = certificate("closed");
+        let configs = client_configs(&ca).expect("client configs");
+        let _ = std::fs::remove_file(&ca);
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let closer = thread::spawn(move || drop(listener.accept().expect("accept")));
+        let tcp = TcpStream::connect(addr).expect("connect");
+        closer.join().expect("closer");
+        let e = Stream::connect_with(tcp, addr, Some(configs[0].clone()))
+            .err()
+            .expect("no handshake");
+        assert!(closed_at_once(&e), "{e}");
+        assert!(!closed_at_once(&io::Error::other("another")));
     }
 }
