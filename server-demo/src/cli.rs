@@ -317,6 +317,38 @@ mod tests {
     }
 
     #[test]
+    fn a_key_file_with_no_key_or_another_key_is_named() {
+        let dir = std::env::temp_dir().join(format!("server-demo-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let pair = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("cert");
+        let other = rcgen::KeyPair::generate().expect("key");
+        let (cert, key) = (dir.join("cert.pem"), dir.join("other.pem"));
+        std::fs::write(&cert, pair.cert.pem()).expect("write");
+        std::fs::write(&key, other.serialize_pem()).expect("write");
+        let why = |cert: &std::path::Path, key: &std::path::Path| match parse(&format!(
+            "--tls-cert {} --tls-key {}",
+            cert.display(),
+            key.display()
+        )) {
+            Err(CliError::Tls(why)) => why,
+            _ => panic!("{} with {} must be refused", cert.display(), key.display()),
+        };
+        assert_eq!(
+            why(&cert, &key),
+            format!(
+                "{}: the private key does not match the certificate in {}",
+                key.display(),
+                cert.display()
+            )
+        );
+        assert_eq!(
+            why(&cert, &cert),
+            format!("{}: no private key in the file", cert.display())
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn usage_lists_every_flag() {
         for flag in [
             "--addr",

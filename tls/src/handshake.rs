@@ -70,8 +70,9 @@ impl Config {
     /// private key in two PEM files.
     ///
     /// # Errors
-    /// A file that cannot be read or holds no certificate or key, or a key that rustls cannot
-    /// use or that does not belong to the certificate ([`LoadError::Rejected`]).
+    /// A file that cannot be read or holds no certificate or key, a key that does not belong
+    /// to the certificate ([`LoadError::KeyMismatch`]), or one rustls cannot use
+    /// ([`LoadError::Rejected`]).
     ///
     /// # Examples
     ///
@@ -83,8 +84,14 @@ impl Config {
     /// # Ok::<(), bufslab_tls::LoadError>(())
     /// ```
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, LoadError> {
-        let (chain, key) = crate::load::pem_files(cert, key)?;
-        Self::with_single_cert(chain, key).map_err(|e| match e {
+        let (chain, key_der) = crate::load::pem_files(cert, key)?;
+        Self::with_single_cert(chain, key_der).map_err(|e| match e {
+            Error::Handshake(rustls::Error::InconsistentKeys(
+                rustls::InconsistentKeys::KeyMismatch,
+            )) => LoadError::KeyMismatch {
+                cert: cert.to_owned(),
+                key: key.to_owned(),
+            },
             Error::Handshake(e) => LoadError::Rejected(e),
             other => LoadError::Rejected(rustls::Error::General(other.to_string())),
         })

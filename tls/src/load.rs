@@ -24,8 +24,14 @@ pub enum LoadError {
     /// The key file holds no private key (`PRIVATE KEY`, `RSA PRIVATE KEY` or
     /// `EC PRIVATE KEY`).
     NoKey(PathBuf),
-    /// rustls refused the pair: a key of a kind it cannot sign with, or a key that is not the
-    /// certificate's.
+    /// The private key is not the one the (leaf) certificate was issued for.
+    KeyMismatch {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+    },
+    /// rustls refused the pair: a key of a kind it cannot sign with.
     Rejected(rustls::Error),
 }
 
@@ -37,6 +43,12 @@ impl fmt::Display for LoadError {
                 write!(f, "{}: no CERTIFICATE section in the file", path.display())
             }
             Self::NoKey(path) => write!(f, "{}: no private key in the file", path.display()),
+            Self::KeyMismatch { cert, key } => write!(
+                f,
+                "{}: the private key does not match the certificate in {}",
+                key.display(),
+                cert.display()
+            ),
             Self::Rejected(e) => write!(f, "certificate and key refused: {e}"),
         }
     }

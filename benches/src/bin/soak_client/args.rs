@@ -19,6 +19,11 @@ usage: soak_client --pid PID [flags]
   --idle-timeout-ms N       the server's --idle-timeout-ms (default 5000)
   --pool-burst-conns N      connections in each pool-exhausting burst (default 48)
   --seed N                  random seed (default 1)
+  --tls-ca FILE             speak TLS 1.3 on every connection, trusting the PEM certificate(s)
+                            in FILE (the server's --tls-cert); the three suites in turn
+  --key-update-every N      with --tls: on the keep-alive, pipelined and chunked connections,
+                            a KeyUpdate (asking the server for one too) before every Nth
+                            exchange; 0 for none (default 16)
   --out FILE                write the tables there as Markdown
   -h, --help                this text
 
@@ -40,6 +45,8 @@ pub struct Args {
     pub pool_burst_conns: usize,
     pub seed: u64,
     pub out: Option<PathBuf>,
+    pub tls_ca: Option<PathBuf>,
+    pub key_update_every: usize,
 }
 
 pub fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
@@ -57,6 +64,8 @@ pub fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, St
         pool_burst_conns: 48,
         seed: 1,
         out: None,
+        tls_ca: None,
+        key_update_every: 16,
     };
     let parsed = bufslab_benches::parse_flags(args, |f| {
         match f.name() {
@@ -75,6 +84,8 @@ pub fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Args>, St
             "--pool-burst-conns" => a.pool_burst_conns = f.parse("a number")?,
             "--seed" => a.seed = f.parse("a number")?,
             "--out" => a.out = Some(PathBuf::from(f.value()?)),
+            "--tls-ca" => a.tls_ca = Some(PathBuf::from(f.value()?)),
+            "--key-update-every" => a.key_update_every = f.parse("a number")?,
             _ => return Err(f.unknown()),
         }
         Ok(())

@@ -21,6 +21,10 @@ pub struct Stats {
     pub requests: u64,
     pub header_timeouts: u64,
     pub pool_allocated: u64,
+    /// TLS handshakes in progress, failed, and refused at accept (the handshake bound).
+    pub tls_handshakes: u64,
+    pub tls_handshake_failures: u64,
+    pub tls_refused: u64,
     /// The I/O driver, where `/stats` names it (`epoll`, `uring`).
     pub driver: Option<&'static str>,
 }
@@ -45,6 +49,10 @@ pub struct Ctx {
     pub bursts: Mutex<Bursts>,
     /// `/stats` connections the server refused (during a slot burst).
     pub stats_refused: AtomicU64,
+    /// TLS `KeyUpdate`s the client sent (each asking for the server's), and those it could not
+    /// send. A connection that fails after one fails its next exchange, a valid one.
+    pub key_updates: AtomicU64,
+    pub key_update_failures: AtomicU64,
 }
 
 impl Ctx {
@@ -138,7 +146,8 @@ impl Ctx {
     }
 
     fn stats_once(&self) -> Result<Stats, (bool, String)> {
-        let mut p = Peer::connect(self.args.addr).map_err(|e| (false, e.to_string()))?;
+        let mut p = Peer::connect(self.args.addr)
+            .map_err(|e| (crate::stream::closed_at_once(&e), e.to_string()))?;
         let r = p
             .send_read(
                 b"GET /stats HTTP/1.1\r\nHost: soak\r\nConnection: close\r\n\r\n",
@@ -166,6 +175,9 @@ impl Ctx {
             header_timeouts: n("header_timeouts"),
             rented_blocks: pool("rented_blocks"),
             pool_allocated: pool("allocated_bytes"),
+            tls_handshakes: n("tls_handshakes"),
+            tls_handshake_failures: n("tls_handshake_failures"),
+            tls_refused: n("tls_refused"),
             driver: match v.get("driver").and_then(serde_json::Value::as_str) {
                 Some("epoll") => Some("epoll"),
                 Some("uring") => Some("uring"),

@@ -36,6 +36,7 @@ mod rng;
 mod run;
 mod scenarios;
 mod server;
+mod stream;
 mod tally;
 
 use args::{parse_args, USAGE};
@@ -49,6 +50,12 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    if let Some(ca) = &args.tls_ca {
+        if let Err(e) = stream::init_tls(ca) {
+            eprintln!("soak_client: --tls-ca {e}");
+            return ExitCode::from(2);
+        }
+    }
     // However the server behaves, the client ends: every read and write is bounded by
     // IO_TIMEOUT, and this watchdog bounds the whole.
     let hard_limit = Duration::from_secs(args.secs + 300);

@@ -2,6 +2,8 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
+
+use crate::stream::Stream;
 use std::thread;
 use std::time::Duration;
 
@@ -95,7 +97,7 @@ pub struct Response {
 }
 
 pub struct Peer {
-    pub s: TcpStream,
+    pub s: Stream,
     pub buf: Vec<u8>,
     pub pos: usize,
     /// Bytes received since the current response began.
@@ -103,7 +105,7 @@ pub struct Peer {
 }
 
 impl Peer {
-    pub fn new(s: TcpStream) -> Peer {
+    pub fn new(s: Stream) -> Peer {
         Peer {
             s,
             buf: Vec::with_capacity(64 * 1024),
@@ -117,7 +119,8 @@ impl Peer {
     }
 
     /// `rcvbuf`: a receive buffer this small (set before connecting, so the window stays
-    /// small) keeps what the server sends in the server's own blocks.
+    /// small) keeps what the server sends in the server's own blocks. With TLS, the handshake
+    /// runs here.
     pub fn connect_with(addr: SocketAddr, rcvbuf: Option<usize>) -> io::Result<Peer> {
         let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
         if let Some(n) = rcvbuf {
@@ -128,7 +131,7 @@ impl Peer {
         s.set_read_timeout(Some(IO_TIMEOUT))?;
         s.set_write_timeout(Some(IO_TIMEOUT))?;
         s.set_nodelay(true)?;
-        Ok(Peer::new(s))
+        Ok(Peer::new(Stream::connect(s, addr)?))
     }
 
     fn avail(&self) -> &[u8] {
@@ -335,7 +338,7 @@ impl Peer {
 
     /// Closes with a reset (`SO_LINGER` 0) instead of a FIN.
     pub fn reset(self) {
-        let _ = socket2::SockRef::from(&self.s).set_linger(Some(Duration::ZERO));
+        let _ = socket2::SockRef::from(self.s.tcp()).set_linger(Some(Duration::ZERO));
         drop(self);
     }
 }

@@ -13,6 +13,7 @@ use crate::ctx::Ctx;
 use crate::peer::{Fail, Peer, IO_TIMEOUT};
 use crate::request::{Expect, Request, SliceWriter};
 use crate::rng::Rng;
+use crate::stream::closed_at_once;
 use crate::tally::Kind;
 
 pub const KEEP_ALIVE: &str = "keep-alive (GET, HEAD, 404, 405, echo CL, 100-continue)";
@@ -47,12 +48,30 @@ fn one_after_another(
     most: usize,
     mut step: impl FnMut(&mut Peer, &mut Rng) -> bool,
 ) {
+    let every = ctx.args.key_update_every;
     while Instant::now() < until {
         let Some(mut peer) = ctx.open(sc) else {
             continue;
         };
-        for _ in 0..rng.range(1, most) {
-            if Instant::now() >= until || !step(&mut peer, rng) {
+        for i in 0..rng.range(1, most) {
+            if Instant::now() >= until {
+                break;
+            }
+            // With TLS, a KeyUpdate now and then: the exchanges after it must go on as before.
+            if every > 0 && i > 0 && i % every == 0 {
+                match peer.s.key_update() {
+                    Ok(true) => {
+                        ctx.key_updates.fetch_add(1, Relaxed);
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        ctx.key_update_failures.fetch_add(1, Relaxed);
+                        ctx.book.fail(sc, &peer.io_fail(&e), "sending a KeyUpdate");
+                        break;
+                    }
+                }
+            }
+            if !step(&mut peer, rng) {
                 break;
             }
         }
@@ -301,7 +320,7 @@ fn resets(ctx: &Ctx, rng: &mut Rng, until: Instant) {
                         let _ = w.write_all(head).and_then(|()| w.write_all(body));
                     });
                     while peer.got < want && peer.fill().is_ok() {}
-                    let _ = socket2::SockRef::from(&peer.s).set_linger(Some(Duration::ZERO));
+                    let _ = socket2::SockRef::from(peer.s.tcp()).set_linger(Some(Duration::ZERO));
                     let _ = peer.s.shutdown(Shutdown::Both);
                     let _ = writer.join();
                 });
@@ -521,6 +540,7 @@ fn slot_burst(ctx: &Ctx) -> Result<(), String> {
     let n = a.workers * a.max_conns + 64;
     let req = Request::get("/plaintext", Expect::Plaintext);
     let mut peers = Vec::with_capacity(n);
+    let mut refused_at_connect = 0;
     for _ in 0..n {
         match Peer::connect(a.addr) {
             Ok(mut p) => {
@@ -528,12 +548,17 @@ fn slot_burst(ctx: &Ctx) -> Result<(), String> {
                 let _ = p.s.write_all(&req.head);
                 peers.push(p);
             }
+            // With TLS, a refused connection is closed during the handshake, in connect.
+            Err(e) if closed_at_once(&e) => refused_at_connect += 1,
             Err(e) => ctx
                 .book
                 .fail(SLOT_BURST, &Fail::Io(format!("connect: {e}")), ""),
         }
     }
-    let (mut served, mut refused) = (0, 0);
+    let (mut served, mut refused) = (0, refused_at_connect);
+    for _ in 0..refused_at_connect {
+        ctx.book.other(SLOT_BURST, "refused at once (slots full)");
+    }
     for p in &mut peers {
         match p
             .response(false)
