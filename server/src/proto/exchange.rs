@@ -37,7 +37,7 @@ use crate::out_queue::{BlockSource, OutQueue};
 use crate::owned_body::OwnedBody;
 pub use crate::response_error::ResponseError;
 use crate::shared::Shared;
-pub(crate) use crate::static_response::{header_line, header_methods, HeaderName};
+pub(crate) use crate::static_response::header_methods;
 pub use crate::static_response::{StaticHead, StaticResponse};
 use crate::stats::ServerStats;
 use crate::tls_info::TlsInfo;

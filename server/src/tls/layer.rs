@@ -301,6 +301,20 @@ impl TlsLayer {
                 return Feed::NeedMore;
             };
             if let Some((left, trailer)) = self.plain {
+                if rx.len() == left + trailer && !conn.holds_input() {
+                    // The usual case, one record with one request: the block itself becomes
+                    // the core's read block, with no copy and no second block.
+                    let Some(mut whole) = self.rx.take() else {
+                        return Feed::NeedMore;
+                    };
+                    whole.truncate(left);
+                    self.plain = None;
+                    if let Some(rest) = conn.receive_block(env, whole) {
+                        self.plain = Some((rest.len(), 0));
+                        self.rx = Some(rest);
+                    }
+                    return Feed::Fed;
+                }
                 let space = match conn.read_space(env) {
                     Ok(space) => space,
                     Err(want) => return Feed::Core(want),
