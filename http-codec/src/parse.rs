@@ -176,25 +176,30 @@ impl Parser {
             buf,
             slots: &mut *slots,
         });
-        settle(run, &mut self.p, Progress::fresh, |p, (head_len, framing)| {
-            let slots: &'h [HeaderSlot] = slots;
-            let method = Method::from_code(
-                p.method,
-                buf.get(p.method_start..p.method_end).unwrap_or_default(),
-            );
-            Request {
-                buf,
-                slots: slots.get(..p.lines.count).unwrap_or_default(),
-                method,
-                target: buf.get(p.method_end + 1..p.target_end).unwrap_or_default(),
-                form: p.form,
-                version: p.version,
-                head_len,
-                framing,
-                flags: p.lines.framing.flags,
-                host: p.lines.framing.host,
-            }
-        })
+        settle(
+            run,
+            &mut self.p,
+            Progress::fresh,
+            |p, (head_len, framing)| {
+                let slots: &'h [HeaderSlot] = slots;
+                let method = Method::from_code(
+                    p.method,
+                    buf.get(p.method_start..p.method_end).unwrap_or_default(),
+                );
+                Request {
+                    buf,
+                    slots: slots.get(..p.lines.count).unwrap_or_default(),
+                    method,
+                    target: buf.get(p.method_end + 1..p.target_end).unwrap_or_default(),
+                    form: p.form,
+                    version: p.version,
+                    head_len,
+                    framing,
+                    flags: p.lines.framing.flags,
+                    host: p.lines.framing.host,
+                }
+            },
+        )
     }
 
     /// [`parse`](Self::parse) for a head read into a buffer of `capacity` bytes, of which

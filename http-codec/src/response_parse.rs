@@ -176,19 +176,24 @@ impl ResponseParser {
         slots: &'h mut [HeaderSlot],
     ) -> Result<Status<Response<'b, 'h>>, Error> {
         let run = self.run(buf, method, slots);
-        settle(run, &mut self.p, |_| Progress::NEW, |p, (head_len, framing)| {
-            let slots: &'h [HeaderSlot] = slots;
-            Response {
-                buf,
-                slots: slots.get(..p.lines.count).unwrap_or_default(),
-                version: p.version,
-                status: p.status,
-                reason: buf.get(p.reason_start..p.reason_end).unwrap_or_default(),
-                head_len,
-                framing,
-                flags: p.lines.framing.flags,
-            }
-        })
+        settle(
+            run,
+            &mut self.p,
+            |_| Progress::NEW,
+            |p, (head_len, framing)| {
+                let slots: &'h [HeaderSlot] = slots;
+                Response {
+                    buf,
+                    slots: slots.get(..p.lines.count).unwrap_or_default(),
+                    version: p.version,
+                    status: p.status,
+                    reason: buf.get(p.reason_start..p.reason_end).unwrap_or_default(),
+                    head_len,
+                    framing,
+                    flags: p.lines.framing.flags,
+                }
+            },
+        )
     }
 
     /// [`parse`](Self::parse) for a head read into a buffer of `capacity` bytes, of which `buf`
