@@ -36,7 +36,7 @@ impl Config {
     pub fn builder(resolver: Arc<dyn ResolvesServerCert>) -> ConfigBuilder {
         ConfigBuilder {
             resolver,
-            alpn: vec![b"http/1.1".to_vec()],
+            alpn: vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()],
             resumption: true,
             suites: None,
         }
@@ -113,7 +113,8 @@ pub struct ConfigBuilder {
 }
 
 impl ConfigBuilder {
-    /// The ALPN protocols offered, in order of preference (default: `http/1.1`). A client
+    /// The ALPN protocols offered, in order of preference (default: `http/1.1`, then `http/1.0`
+    /// for clients that offer only that, as curl's `--http1.0` does). A client
     /// that offers ALPN with none of them is refused (`no_application_protocol`); one that
     /// offers none gets no ALPN.
     pub fn alpn_protocols(mut self, protocols: &[&[u8]]) -> Self {

@@ -113,6 +113,16 @@ fn resumption_off() {
 }
 
 #[test]
+fn an_http10_client_gets_http10_by_default() {
+    let pki = pki();
+    let config = Config::builder(single_cert(&pki)).build().unwrap();
+    let mut client = (*client_config(&pki, None)).clone();
+    client.alpn_protocols = vec![b"http/1.0".to_vec()];
+    let est = handshake(&config, &Arc::new(client), b"").unwrap();
+    assert_eq!(est.conn.alpn_protocol(), Some(&b"http/1.0"[..]));
+}
+
+#[test]
 fn alpn_preference_is_the_servers() {
     let pki = pki();
     let resolver = single_cert(&pki);

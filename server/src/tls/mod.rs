@@ -11,7 +11,7 @@ use std::path::Path;
 pub const DEFAULT_MAX_HANDSHAKES: usize = 128;
 
 /// How a server speaks TLS ([`Config::tls`](crate::Config::tls)): the certificate and
-/// settings of [`bufslab_tls::Config`] (TLS 1.3, ALPN `http/1.1`, resumption by tickets, no
+/// settings of [`bufslab_tls::Config`] (TLS 1.3, ALPN `http/1.1` or `http/1.0`, resumption by tickets, no
 /// 0-RTT), and the engine's limits around it.
 ///
 /// # Examples
