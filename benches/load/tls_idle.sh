@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Memory per idle HTTPS connection against the same connection over HTTP: server-demo under
-# each driver and nginx, each with one worker. Usage: `tls_idle.sh --help`.
+# each driver, hyper + tokio-rustls and nginx, each with one worker. Usage: `tls_idle.sh --help`.
 set -Eeuo pipefail
 
 usage() {
   cat <<'EOF'
 usage: benches/load/tls_idle.sh [flags]
 
-Builds server-demo and idle_conns (release), makes a CA and an ECDSA P-256 certificate for
-localhost signed by it with openssl, then for each server, each N and each scheme (http,
-https) starts the server fresh with one worker pinned to one CPU and a keep-alive timeout of
-an hour (the connections open one at a time and must all still be there), warms it with 64 connections
-that each make one request (and, over https, a handshake) and close, lets it settle, reads its
-VmRSS (nginx: its worker's) and, for server-demo, /stats; then opens N keep-alive connections
-with idle_conns (one at a time, one request each, every TLS handshake a full one), lets them
-settle and reads both again. Prints the RSS growth per idle connection, https - http, and
-server-demo's pool.rented_blocks and connections_open before and after (nginx: its established
-connections).
+Builds server-demo, hyper_baseline and idle_conns (release), makes a CA and an ECDSA P-256
+certificate for localhost signed by it with openssl, then for each server, each N and each
+scheme (http, https) starts the server fresh with one worker pinned to one CPU and no
+keep-alive timeout within the run (the connections open one at a time and must all still be
+there), warms it with 64 connections that each make one request (and, over https, a
+handshake) and close, lets it settle, reads its VmRSS (nginx: its worker's) and, for
+server-demo, /stats; then opens N keep-alive connections with idle_conns (one at a time, one
+request each, every TLS handshake a full one), lets them settle and reads both again. Prints
+the RSS growth per idle connection, https - http, and server-demo's pool.rented_blocks and
+connections_open before and after (hyper and nginx: their established connections).
 
   --conns L         numbers of idle connections (env CONNS, default 2000,5000)
-  --servers L       from demo-epoll,demo-uring,nginx (env SERVERS, default all)
+  --servers L       from demo-epoll,demo-uring,hyper,nginx (env SERVERS, default all)
   --settle S        seconds of rest before each reading (env SETTLE, default 2)
   --server-cpu L    CPUs of the server (env SERVER_CPU, default 0)
   --client-cpu L    CPUs of idle_conns (env CLIENT_CPU, default 1)
@@ -39,7 +39,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 source "$HERE/common.sh"
 
 CONNS=${CONNS:-2000,5000}
-SERVERS=${SERVERS:-demo-epoll,demo-uring,nginx}
+SERVERS=${SERVERS:-demo-epoll,demo-uring,hyper,nginx}
 SETTLE=${SETTLE:-2}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -69,7 +69,7 @@ for n in "${conns_list[@]}"; do
   ((n > max_conns)) && max_conns=$n
 done
 for s in "${servers[@]}"; do
-  [[ $s =~ ^(demo-epoll|demo-uring|nginx)$ ]] || die "unknown server '$s'"
+  [[ $s =~ ^(demo-epoll|demo-uring|hyper|nginx)$ ]] || die "unknown server '$s'"
   [[ $s == nginx ]] && { command -v nginx >/dev/null || die "nginx is needed (apt-get install nginx-light)"; }
 done
 command -v openssl >/dev/null || die "openssl is needed to make the certificates"
@@ -80,11 +80,13 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 (($(ulimit -n) > 2 * max_conns + 512)) || die "open-file limit $(ulimit -n) is below $((2 * max_conns + 512))"
 
 if [[ $BUILD == 1 ]]; then
-  (cd "$ROOT" && cargo build --release -q -p server-demo -p bufslab-benches --bin server-demo --bin idle_conns)
+  (cd "$ROOT" && cargo build --release -q -p server-demo -p bufslab-benches \
+    --bin server-demo --bin idle_conns --bin hyper_baseline)
 fi
 DEMO=${SERVER_DEMO:-$TARGET/release/server-demo}
 IDLE=$TARGET/release/idle_conns
-for b in "$DEMO" "$IDLE"; do [[ -x $b ]] || die "no $b (build it, or drop --no-build)"; done
+HYPER=$TARGET/release/hyper_baseline
+for b in "$DEMO" "$IDLE" "$HYPER"; do [[ -x $b ]] || die "no $b (build it, or drop --no-build)"; done
 mkdir -p "$OUT"
 
 # A CA and a leaf for localhost signed by it: rustls (idle_conns) checks the chain and the
@@ -152,6 +154,20 @@ start_server() { # name scheme log
       for _ in $(seq 100); do grep -q listening "$log" && break; sleep 0.05; done
       grep -q listening "$log" || die "$name did not start: $(cat "$log")"
       ;;
+    hyper)
+      # hyper_baseline sets no keep-alive or header timeout.
+      [[ $scheme == https ]] && flags=(--tls-cert "$OUT/cert.pem" --tls-key "$OUT/key.pem")
+      taskset -c "$SERVER_CPU" "$HYPER" --addr "127.0.0.1:$PORT" --workers 1 "${flags[@]}" \
+        >"$log" 2>&1 &
+      SERVER_PID=$!
+      MEASURED_PID=$SERVER_PID
+      for _ in $(seq 100); do
+        curl -sf -o /dev/null --cacert "$OUT/ca.pem" --resolve "localhost:$PORT:127.0.0.1" \
+          "$scheme://localhost:$PORT/plaintext" && break
+        sleep 0.05
+      done
+      kill -0 "$SERVER_PID" 2>/dev/null || die "hyper did not start: $(cat "$log")"
+      ;;
     nginx)
       nginx_conf "$scheme" >"$OUT/nginx-$scheme.conf"
       : >"$OUT/nginx-error.log"
@@ -181,10 +197,10 @@ idle_flags() {
   echo "${f[@]}"
 }
 
-# server-demo's /stats as "rented_blocks connections_open allocations"; for nginx, which has
-# no such page, "- N -" with N the established TCP connections on its port.
+# server-demo's /stats as "rented_blocks connections_open allocations"; for hyper and nginx,
+# which have no such page, "- N -" with N the established TCP connections on the port.
 demo_stats() { # name scheme
-  if [[ $1 == nginx ]]; then
+  if [[ $1 != demo-* ]]; then
     echo "- $(ss -Htn state established "( sport = :$PORT )" | wc -l) -"
     return
   fi
