@@ -64,7 +64,7 @@
 mod config;
 mod driver;
 #[cfg(any(test, feature = "fuzzing"))]
-#[path = "../fuzz/harness/mod.rs"]
+#[path = "../fuzz_harness/mod.rs"]
 pub mod fuzzing;
 mod proto;
 mod server;
