@@ -23,6 +23,9 @@ usage: benches/load/soak.sh [flags]
   --key-update-every N
                     with --tls: the client sends a KeyUpdate before every Nth exchange on its
                     keep-alive connections (default 16; 0 for none)
+  --tls-record-limit N
+                    with --tls: the server sends a KeyUpdate after every N records of one key
+                    (server-demo --tls-record-limit; default 64; 0 for the suite's limit)
   --server-cpu N    CPU for the server (default 0)
   --client-cpu N    CPU for the client (default 1)
   --pool-max-bytes N
@@ -59,6 +62,7 @@ while [[ $# -gt 0 ]]; do
     --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
     --io) need_value "$@"; IO=$2; shift 2 ;;
     --tls) TLS=1; shift ;;
+    --tls-record-limit) need_value "$@"; TLS_RECORD_LIMIT=$2; shift 2 ;;
     --key-update-every) need_value "$@"; KEY_UPDATE_EVERY=$2; shift 2 ;;
     --pool-max-bytes) need_value "$@"; POOL_MAX=$2; shift 2 ;;
     --report) need_value "$@"; REPORT=$2; shift 2 ;;
@@ -137,6 +141,7 @@ if [ "$TLS" = 1 ]; then
     -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>"$WORK/openssl.log" \
     || { cat "$WORK/openssl.log" >&2; die "openssl could not make the certificate"; }
   SERVER_FLAGS+=(--tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem")
+  [ "${TLS_RECORD_LIMIT:-64}" != 0 ] && SERVER_FLAGS+=(--tls-record-limit "${TLS_RECORD_LIMIT:-64}")
   SCHEME=https
 fi
 

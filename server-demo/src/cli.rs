@@ -45,6 +45,8 @@ usage: server-demo [flags]
   --io MODE                 I/O driver: auto (io_uring where it works, else epoll), epoll, uring (default auto)
   --tls-cert FILE           serve HTTPS (TLS 1.3) with this PEM certificate chain, leaf first
   --tls-key FILE            ...and this PEM private key (both or neither)
+  --tls-record-limit N      records per sending key before a KeyUpdate (default: the suite's
+                            limit, 2^24 for AES-GCM); small values test key updates
   -h, --help                this text
 ";
 
@@ -167,6 +169,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
     const COUNT: &str = "a whole number";
     let mut cfg = Config::default();
     let (mut tls_cert, mut tls_key) = (None::<PathBuf>, None::<PathBuf>);
+    let mut record_limit = None::<u64>;
     let mut p = Parser::from_args(args);
     while let Some(arg) = p.next()? {
         let f = match arg {
@@ -205,13 +208,17 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--io" => cfg.io = value(&mut p, f, "auto, epoll or uring")?,
             "--tls-cert" => tls_cert = Some(p.value()?.into()),
             "--tls-key" => tls_key = Some(p.value()?.into()),
+            "--tls-record-limit" => record_limit = Some(value(&mut p, f, COUNT)?),
             _ => return Err(CliError::UnknownFlag(flag.clone())),
         }
     }
     cfg.tls = match (tls_cert, tls_key) {
         (None, None) => None,
         (Some(cert), Some(key)) => {
-            Some(TlsConfig::from_pem_files(&cert, &key).map_err(|e| CliError::Tls(e.to_string()))?)
+            let mut tls =
+                TlsConfig::from_pem_files(&cert, &key).map_err(|e| CliError::Tls(e.to_string()))?;
+            tls.record_limit = record_limit;
+            Some(tls)
         }
         _ => {
             return Err(CliError::Tls(
@@ -219,6 +226,11 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             ))
         }
     };
+    if record_limit.is_some() && cfg.tls.is_none() {
+        return Err(CliError::Tls(
+            "--tls-record-limit needs --tls-cert and --tls-key".to_owned(),
+        ));
+    }
     Ok(Command::Serve(cfg))
 }
 
@@ -367,6 +379,7 @@ mod tests {
             "--io",
             "--tls-cert",
             "--tls-key",
+            "--tls-record-limit",
         ] {
             assert!(USAGE.contains(flag), "{flag} missing from USAGE");
             assert!(

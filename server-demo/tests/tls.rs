@@ -317,3 +317,47 @@ driver_test! {
         server.stop().unwrap();
     }
 }
+
+driver_test! {
+    fn the_server_updates_its_key_at_the_record_limit() {
+        let pki = pki();
+        let server = start(&pki, |_, tls| tls.record_limit = Some(3));
+        let mut s = connect(&pki, server.local_addr());
+        let mut buf = Vec::new();
+        // One record per response: a KeyUpdate before every third, each read by rustls
+        // under the key it announces.
+        for _ in 0..20 {
+            s.write_all(PLAIN).unwrap();
+            assert_eq!(response(&mut s, &mut buf), (200, b"Hello, World!".to_vec()));
+        }
+        s.write_all(&PLAIN.repeat(16)).unwrap();
+        for _ in 0..16 {
+            assert_eq!(response(&mut s, &mut buf).0, 200);
+        }
+        // A response of many records: the limit comes due between two of them.
+        let body: Vec<u8> = (0..200_000).map(|i| (i % 251) as u8).collect();
+        let mut req = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 200000\r\n\r\n".to_vec();
+        req.extend_from_slice(&body);
+        s.write_all(&req).unwrap();
+        assert_eq!(response(&mut s, &mut buf), (200, body));
+        // Pipelined echoes: their responses are queued together and sealed as several records
+        // in one go, with the limit coming due between two of them.
+        let piece: Vec<u8> = (0..8000).map(|i| (i % 241) as u8).collect();
+        let mut req = format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", piece.len())
+            .into_bytes();
+        req.extend_from_slice(&piece);
+        s.write_all(&req.repeat(4)).unwrap();
+        for _ in 0..4 {
+            assert_eq!(response(&mut s, &mut buf), (200, piece.clone()));
+        }
+        // 300 pipelined heads: their responses, over 16 KiB, queue in one turn of the core.
+        s.write_all(&PLAIN.repeat(300)).unwrap();
+        for _ in 0..300 {
+            assert_eq!(response(&mut s, &mut buf).0, 200);
+        }
+        let updates = server.stats().tls_key_updates;
+        assert!(updates >= 10, "{updates} key updates for 30-odd response records");
+        drop(s);
+        server.stop().unwrap();
+    }
+}

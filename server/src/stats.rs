@@ -47,6 +47,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) tls_handshakes: AtomicU64,
     pub(crate) tls_handshake_failures: AtomicU64,
     pub(crate) tls_refused: AtomicU64,
+    pub(crate) tls_key_updates: AtomicU64,
 }
 
 impl WorkerCounters {
@@ -150,6 +151,9 @@ pub struct ServerStats {
     /// TLS connections closed at accept because their worker ran
     /// [`TlsConfig::max_handshakes`](crate::TlsConfig::max_handshakes) already.
     pub tls_refused: u64,
+    /// `KeyUpdate`s the server sent: asked for by a client, or due at the sending key's record
+    /// limit ([`TlsConfig::record_limit`](crate::TlsConfig::record_limit)).
+    pub tls_key_updates: u64,
     /// What moves the bytes for the connection core: `epoll`.
     pub driver: &'static str,
     /// The pool.
@@ -185,6 +189,7 @@ pub(crate) fn snapshot(
         s.tls_handshakes += w.tls_handshakes.load(Relaxed);
         s.tls_handshake_failures += w.tls_handshake_failures.load(Relaxed);
         s.tls_refused += w.tls_refused.load(Relaxed);
+        s.tls_key_updates += w.tls_key_updates.load(Relaxed);
     }
     s.driver = "epoll";
     s.pool = pool.stats().into();

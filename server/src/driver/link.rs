@@ -64,7 +64,7 @@ impl<T: Default> Link<T> {
     pub(crate) fn open(&mut self, tls: Option<&TlsConfig>, counters: &WorkerCounters) -> bool {
         self.release(counters);
         if let Some(config) = tls {
-            match TlsLayer::new(config.tls()) {
+            match TlsLayer::new(config.tls(), config.record_limit) {
                 Ok(layer) => {
                     WorkerCounters::add(&counters.tls_handshakes, 1);
                     self.tls = Some(Box::new(layer));

@@ -25,7 +25,9 @@
 use std::io::IoSlice;
 
 use bufslab::{FreeList, PoolBuf};
-use bufslab_tls::record::{HEADER_LEN, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN, TAG_LEN};
+use bufslab_tls::record::{
+    HEADER_LEN, KEY_UPDATE_RECORD_LEN, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN, TAG_LEN,
+};
 use bufslab_tls::{Config, Connection, Error, Handshake, Received, Status};
 use bytes::{Buf, BufMut};
 
@@ -78,6 +80,8 @@ pub(crate) struct TlsLayer {
     end: Option<CloseReason>,
     /// A half-close is owed once `tx` is sent.
     half_close: bool,
+    /// `TlsConfig::record_limit`, applied when the handshake is done.
+    record_limit: Option<u64>,
 }
 
 impl std::fmt::Debug for TlsLayer {
@@ -93,7 +97,7 @@ impl std::fmt::Debug for TlsLayer {
 
 impl TlsLayer {
     /// The layer of a connection just accepted: its handshake starts.
-    pub(crate) fn new(config: &Config) -> Result<TlsLayer, Error> {
+    pub(crate) fn new(config: &Config, record_limit: Option<u64>) -> Result<TlsLayer, Error> {
         Ok(TlsLayer {
             state: State::Handshake(Box::new(Handshake::new(config)?)),
             rx: None,
@@ -101,6 +105,7 @@ impl TlsLayer {
             tx: None,
             end: None,
             half_close: false,
+            record_limit,
         })
     }
 
@@ -269,7 +274,12 @@ impl TlsLayer {
                     return Ok(None);
                 };
                 match hs.into_connection() {
-                    Ok(c) => self.state = State::Open(Box::new(c)),
+                    Ok(mut c) => {
+                        if let Some(limit) = self.record_limit {
+                            c.set_record_limit(limit);
+                        }
+                        self.state = State::Open(Box::new(c));
+                    }
                     Err(_) => self.fail_handshake(env),
                 }
                 Ok(None)
@@ -409,6 +419,7 @@ impl TlsLayer {
         match c.write_control(tx.spare_mut()) {
             Ok(n) => {
                 tx.commit(n);
+                WorkerCounters::add(&env.counters.tls_key_updates, 1);
                 Ok(())
             }
             Err(_) => {
@@ -445,6 +456,24 @@ impl TlsLayer {
             Err(want) => return Err(want),
         };
         while tx.spare_capacity() > OVERHEAD {
+            // The sending key's record limit may come due between two records of one
+            // response: its KeyUpdate goes first, then the records go on under the new key.
+            if c.wants_control() {
+                if tx.spare_capacity() < KEY_UPDATE_RECORD_LEN + OVERHEAD {
+                    break;
+                }
+                match c.write_control(tx.spare_mut()) {
+                    Ok(n) => {
+                        tx.commit(n);
+                        WorkerCounters::add(&env.counters.tls_key_updates, 1);
+                    }
+                    Err(_) => {
+                        self.state = State::Failed;
+                        return Err(Want::Close(CloseReason::Io));
+                    }
+                }
+                continue;
+            }
             let room = (tx.spare_capacity() - OVERHEAD).min(MAX_PLAINTEXT_LEN);
             let out = tx.spare_mut();
             let mut len = 0;

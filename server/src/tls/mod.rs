@@ -33,6 +33,11 @@ pub struct TlsConfig {
     /// from the connections it already serves. A handshake must also finish within
     /// [`Config::header_timeout`](crate::Config::header_timeout) of the accept.
     pub max_handshakes: usize,
+    /// The most records one sending key seals before the server sends a `KeyUpdate` (`None`:
+    /// the suite's limit, 2^24 records for AES-GCM, which rustls applies too). Lowered, it
+    /// makes every connection change keys often: for tests and soaks of the key update, which
+    /// [`ServerStats::tls_key_updates`](crate::ServerStats::tls_key_updates) counts.
+    pub record_limit: Option<u64>,
 }
 
 impl TlsConfig {
@@ -42,6 +47,7 @@ impl TlsConfig {
         TlsConfig {
             tls,
             max_handshakes: DEFAULT_MAX_HANDSHAKES,
+            record_limit: None,
         }
     }
 

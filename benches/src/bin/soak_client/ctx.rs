@@ -25,6 +25,8 @@ pub struct Stats {
     pub tls_handshakes: u64,
     pub tls_handshake_failures: u64,
     pub tls_refused: u64,
+    /// `KeyUpdate`s the server sent (asked for by the client, or at its record limit).
+    pub tls_key_updates: u64,
     /// The I/O driver, where `/stats` names it (`epoll`, `uring`).
     pub driver: Option<&'static str>,
 }
@@ -178,6 +180,7 @@ impl Ctx {
             tls_handshakes: n("tls_handshakes"),
             tls_handshake_failures: n("tls_handshake_failures"),
             tls_refused: n("tls_refused"),
+            tls_key_updates: n("tls_key_updates"),
             driver: match v.get("driver").and_then(serde_json::Value::as_str) {
                 Some("epoll") => Some("epoll"),
                 Some("uring") => Some("uring"),

@@ -270,6 +270,19 @@ pub fn run(args: Args) -> Result<bool, String> {
                 e.stats.tls_handshakes == 0 && e.stats.tls_refused == start.tls_refused
             }),
         });
+        checks.push(Check {
+            what: "KeyUpdates the server sent over the run, each read by the client under the key \
+                   it announced (`/stats` tls_key_updates)"
+                .to_owned(),
+            measured: ends.map_or(unreadable(&end), |e| {
+                e.stats
+                    .tls_key_updates
+                    .saturating_sub(start.tls_key_updates)
+                    .to_string()
+            }),
+            limit: "> 0".to_owned(),
+            pass: ends.is_some_and(|e| e.stats.tls_key_updates > start.tls_key_updates),
+        });
     }
     if ends.is_some() {
         let _ =
