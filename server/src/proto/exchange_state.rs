@@ -2,6 +2,8 @@
 //! response is ([`Progress`]), the request's facts and the choices made ([`flag`]s), and the
 //! token a deferred answer comes back with.
 
+#[cfg(doc)]
+use crate::{Exchange, Response};
 use crate::deferred::Deferred;
 use crate::response_error::ResponseError;
 

@@ -1,6 +1,8 @@
 //! Why a response could not be written as asked: the error every response-writing call of
 //! the service API returns.
 
+#[cfg(doc)]
+use crate::{Exchange, Response, StaticResponse};
 use std::fmt;
 
 /// Why a response could not be written as asked.

@@ -5,6 +5,8 @@
 //! [`Response`]: crate::Response
 //! [`Switch`]: crate::Switch
 
+#[cfg(doc)]
+use crate::{Exchange, Response};
 use bufslab_http::{
     is_field_name, is_field_value, status_allows_content, KnownHeader, ResponseHead,
 };
