@@ -2,10 +2,10 @@
 //! response is ([`Progress`]), the request's facts and the choices made ([`flag`]s), and the
 //! token a deferred answer comes back with.
 
-#[cfg(doc)]
-use crate::{Exchange, Response};
 use crate::deferred::Deferred;
 use crate::response_error::ResponseError;
+#[cfg(doc)]
+use crate::{Exchange, Response};
 
 /// Where the response to the current request is. The two settled states come first, so that
 /// telling them from the rest is one compare (`ExchangeState::is_settled`, on every turn).
