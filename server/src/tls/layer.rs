@@ -28,7 +28,7 @@ use bufslab::{FreeList, PoolBuf};
 use bufslab_tls::record::{
     HEADER_LEN, KEY_UPDATE_RECORD_LEN, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN, TAG_LEN,
 };
-use bufslab_tls::{Config, Connection, Error, Handshake, Received, Status};
+use bufslab_tls::{AlertDescription, Config, Connection, Error, Handshake, Received, Status};
 use bytes::{Buf, BufMut};
 
 use crate::config::SMALL_BLOCK;
@@ -252,11 +252,7 @@ impl TlsLayer {
         };
         // rustls writes a record only where the largest would fit.
         let tx = rent(&mut self.tx, env, env.large_block.max(MAX_RECORD_LEN))?;
-        let mut empty = [0u8; 0];
-        let incoming: &mut [u8] = match self.rx.as_mut() {
-            Some(rx) => rx,
-            None => &mut empty,
-        };
+        let incoming: &mut [u8] = self.rx.as_deref_mut().unwrap_or_default();
         let progress = hs.advance(incoming, tx.spare_mut());
         tx.commit(progress.written);
         if let Some(rx) = self.rx.as_mut() {
@@ -312,17 +308,7 @@ impl TlsLayer {
             };
             if let Some((left, trailer)) = self.plain {
                 if rx.len() == left + trailer && !conn.holds_input() {
-                    // The usual case, one record with one request: the block itself becomes
-                    // the core's read block, with no copy and no second block.
-                    let Some(mut whole) = self.rx.take() else {
-                        return Feed::NeedMore;
-                    };
-                    whole.truncate(left);
-                    self.plain = None;
-                    if let Some(rest) = conn.receive_block(env, whole) {
-                        self.plain = Some((rest.len(), 0));
-                        self.rx = Some(rest);
-                    }
+                    self.hand_over(conn, env, left);
                     return Feed::Fed;
                 }
                 let space = match conn.read_space(env) {
@@ -365,17 +351,32 @@ impl TlsLayer {
         }
     }
 
+    /// The usual case, `rx` holding one opened record with `left` bytes of plaintext (one
+    /// request): the block itself becomes the core's read block, with no copy and no second
+    /// block. What the core does not take stays at the front of `rx`.
+    fn hand_over<T: Default, F: FreeList, S: Service<State = T>>(
+        &mut self,
+        conn: &mut Conn<T>,
+        env: &mut Env<'_, F, S>,
+        left: usize,
+    ) {
+        self.plain = None;
+        if let Some(mut whole) = self.rx.take() {
+            whole.truncate(left);
+            if let Some(rest) = conn.receive_block(env, whole) {
+                self.plain = Some((rest.len(), 0));
+                self.rx = Some(rest);
+            }
+        }
+    }
+
     /// A received record failed: the alert it calls for goes out, then the connection closes.
     fn fail<F: FreeList, S: Service>(&mut self, env: &mut Env<'_, F, S>, e: &Error) -> Feed {
         WorkerCounters::add(&env.counters.bad_requests, 1);
         self.rx = None;
         self.plain = None;
-        if let (Some(alert), State::Open(c)) = (e.alert(), &mut self.state) {
-            if let Ok(tx) = rent(&mut self.tx, env, SMALL_BLOCK) {
-                if let Ok(n) = c.write_alert(alert, tx.spare_mut()) {
-                    tx.commit(n);
-                }
-            }
+        if let Some(alert) = e.alert() {
+            self.queue_alert(env, alert);
         }
         self.state = State::Failed;
         self.end = Some(CloseReason::BadInput);
@@ -392,6 +393,16 @@ impl TlsLayer {
 
     /// Queues our `close_notify` (once; none after an alert).
     fn close_notify<F: FreeList, S: Service>(&mut self, env: &mut Env<'_, F, S>) {
+        self.queue_alert(env, AlertDescription::CloseNotify);
+    }
+
+    /// Queues `alert`, the connection's last record: none after our `close_notify` or another
+    /// alert.
+    fn queue_alert<F: FreeList, S: Service>(
+        &mut self,
+        env: &mut Env<'_, F, S>,
+        alert: AlertDescription,
+    ) {
         let State::Open(c) = &mut self.state else {
             return;
         };
@@ -399,10 +410,8 @@ impl TlsLayer {
             return;
         }
         if let Ok(tx) = rent(&mut self.tx, env, SMALL_BLOCK) {
-            if tx.spare_capacity() >= bufslab_tls::record::ALERT_RECORD_LEN {
-                if let Ok(n) = c.write_close_notify(tx.spare_mut()) {
-                    tx.commit(n);
-                }
+            if let Ok(n) = c.write_alert(alert, tx.spare_mut()) {
+                tx.commit(n);
             }
         }
     }
@@ -416,20 +425,20 @@ impl TlsLayer {
             return Ok(());
         };
         let tx = rent(&mut self.tx, env, SMALL_BLOCK)?;
-        match c.write_control(tx.spare_mut()) {
-            Ok(n) => {
-                tx.commit(n);
-                WorkerCounters::add(&env.counters.tls_key_updates, 1);
-                Ok(())
-            }
-            Err(_) => {
-                self.state = State::Failed;
-                Err(Want::Close(CloseReason::Io))
-            }
+        if key_update(c, tx, env.counters).is_err() {
+            return Err(self.poison());
         }
+        Ok(())
     }
 
-    /// Seals the core's output into `tx`, as much as it holds, and tells the core it went.
+    /// A sealing failure poisons the sending half: nothing more can go out.
+    fn poison(&mut self) -> Want {
+        self.state = State::Failed;
+        Want::Close(CloseReason::Io)
+    }
+
+    /// Seals the core's output into `tx`, as much as it holds, and tells the core it went:
+    /// one record per 16 KiB, each copied from the output as the core lists it.
     fn seal<T: Default, F: FreeList, S: Service<State = T>>(
         &mut self,
         conn: &mut Conn<T>,
@@ -439,47 +448,42 @@ impl TlsLayer {
             return Ok(());
         };
         let empty: &[u8] = &[];
-        let queued: usize = {
+        loop {
             let mut slices = [IoSlice::new(empty); SEND_BLOCKS];
             let n = conn.output(&mut slices);
-            slices[..n].iter().map(|s| s.len()).sum()
-        };
-        let size = if queued > SMALL_OUTPUT {
-            env.large_block
-        } else {
-            SMALL_BLOCK
-        };
-        let tx = match rent(&mut self.tx, env, size) {
-            Ok(tx) => tx,
-            // No large block: records from small ones.
-            Err(_) if size > SMALL_BLOCK => rent(&mut self.tx, env, SMALL_BLOCK)?,
-            Err(want) => return Err(want),
-        };
-        while tx.spare_capacity() > OVERHEAD {
+            let slices = &slices[..n];
+            let queued: usize = slices.iter().map(|s| s.len()).sum();
+            if queued == 0 {
+                return Ok(());
+            }
+            let tx = match &mut self.tx {
+                Some(tx) => tx,
+                // Output beyond a small block goes into a large one (fewer records); without
+                // a large block, into small ones.
+                None if queued > SMALL_OUTPUT => match rent(&mut self.tx, env, env.large_block) {
+                    Ok(tx) => tx,
+                    Err(_) => rent(&mut self.tx, env, SMALL_BLOCK)?,
+                },
+                None => rent(&mut self.tx, env, SMALL_BLOCK)?,
+            };
             // The sending key's record limit may come due between two records of one
-            // response: its KeyUpdate goes first, then the records go on under the new key.
+            // output: its KeyUpdate goes first, then the records go on under the new key.
             if c.wants_control() {
                 if tx.spare_capacity() < KEY_UPDATE_RECORD_LEN + OVERHEAD {
-                    break;
+                    return Ok(());
                 }
-                match c.write_control(tx.spare_mut()) {
-                    Ok(n) => {
-                        tx.commit(n);
-                        WorkerCounters::add(&env.counters.tls_key_updates, 1);
-                    }
-                    Err(_) => {
-                        self.state = State::Failed;
-                        return Err(Want::Close(CloseReason::Io));
-                    }
+                if key_update(c, tx, env.counters).is_err() {
+                    return Err(self.poison());
                 }
                 continue;
+            }
+            if tx.spare_capacity() <= OVERHEAD {
+                return Ok(());
             }
             let room = (tx.spare_capacity() - OVERHEAD).min(MAX_PLAINTEXT_LEN);
             let out = tx.spare_mut();
             let mut len = 0;
-            let mut slices = [IoSlice::new(empty); SEND_BLOCKS];
-            let n = conn.output(&mut slices);
-            for s in &slices[..n] {
+            for s in slices {
                 let take = s.len().min(room - len);
                 out[HEADER_LEN + len..HEADER_LEN + len + take].copy_from_slice(&s[..take]);
                 len += take;
@@ -487,20 +491,12 @@ impl TlsLayer {
                     break;
                 }
             }
-            if len == 0 {
-                break;
-            }
             match c.seal_in_place(out, len, 0) {
                 Ok(sealed) => tx.commit(sealed),
-                // A sealing failure poisons the sending half: nothing more can go out.
-                Err(_) => {
-                    self.state = State::Failed;
-                    return Err(Want::Close(CloseReason::Io));
-                }
+                Err(_) => return Err(self.poison()),
             }
             conn.sent(len);
         }
-        Ok(())
     }
 
     /// The block to read ciphertext into, with room for the whole of the record at its front
@@ -615,6 +611,18 @@ impl TlsLayer {
             _ => 0,
         }
     }
+}
+
+/// Writes `c`'s due `KeyUpdate` into `tx` and counts it. An error poisons `c`'s sending half.
+fn key_update(
+    c: &mut Connection,
+    tx: &mut PoolBuf,
+    counters: &WorkerCounters,
+) -> Result<(), Error> {
+    let n = c.write_control(tx.spare_mut())?;
+    tx.commit(n);
+    WorkerCounters::add(&counters.tls_key_updates, 1);
+    Ok(())
 }
 
 /// The block in `slot`, rented now (of `size` bytes) if there is none.

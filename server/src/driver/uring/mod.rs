@@ -266,7 +266,15 @@ struct Lent<'w> {
 impl Lent<'_> {
     /// Runs the connection `conn` (the core alone, or behind TLS) as far as it goes without
     /// waiting, queueing the requests it needs; returns how the turn ended and the sends and
-    /// receives it queued. See `UringWorker::run_conn` for why each queued request is sound.
+    /// receives it queued. The requests go straight into the submission queue, built in place.
+    ///
+    /// SAFETY (every `queue` in it): a multishot receive names only the buffer group, which
+    /// `bufs` keeps registered until every receive completed (`UringWorker::run`). A send
+    /// names the connection's output blocks (the core's, or the TLS layer's records) and
+    /// `uio.iov`; a receive into the read block names that block's spare bytes. Until the
+    /// completion the connection is not asked for anything (`busy`), a deadline waits for it
+    /// (`expire_pending`) or closes without releasing, and a closed connection keeps its blocks
+    /// (`closing`); the slot table never moves (it is allocated once).
     #[inline(always)]
     fn turn<T: Default, W: Wire<T>, F: FreeList, S: Service<State = T>>(
         &mut self,
@@ -290,7 +298,7 @@ impl Lent<'_> {
                         break Outcome::SentClosing;
                     }
                     let send = send_request(uio, conn, fd, user_data(SEND, uio.gen, slot));
-                    // SAFETY: see above.
+                    // SAFETY: see this function's doc.
                     unsafe { queue(ring, &send)? };
                     uio.sending = true;
                     sends += 1;
@@ -332,7 +340,7 @@ impl Lent<'_> {
                         match conn.read_space(env) {
                             Ok(space) => {
                                 let ud = user_data(RECV_OWN, uio.gen, slot);
-                                // SAFETY: see above.
+                                // SAFETY: see this function's doc.
                                 unsafe { queue(ring, &own_recv_request(fd, space, ud))? };
                                 uio.recv_own = true;
                                 ring_waiters.remove(slot);
@@ -647,23 +655,11 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let Some(fd) = uc.io.sock.as_ref().map(|s| types::Fd(s.as_raw_fd())) else {
             return Ok(());
         };
-        // The requests go straight into the submission queue, built in place.
-        //
-        // SAFETY (every `queue` below): a multishot receive names only the buffer group, which
-        // `bufs` keeps registered until every receive completed (`run`). A send names the
-        // connection's output blocks and its `iov` array; a receive into the read block names
-        // that block's spare bytes. Until the completion the connection is not
-        // asked for anything (`busy`), a deadline waits for it (`expire_pending`) or closes
-        // without releasing, and a closed connection keeps its blocks (`closing`); the slot
-        // table never moves (it is allocated once).
-        let ring = &mut self.ring;
-        let parked = &mut self.parked;
-        let ring_waiters = &mut self.ring_waiters;
         let UConn { io: uio, conn } = uc;
         let mut lent = Lent {
-            ring,
-            parked,
-            ring_waiters,
+            ring: &mut self.ring,
+            parked: &mut self.parked,
+            ring_waiters: &mut self.ring_waiters,
             fd,
             slot,
         };
