@@ -13,7 +13,7 @@ use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use server_demo::{Config, ServerHandle, TlsConfig};
 
 mod common;
-use common::{driver_test, wait_until};
+use common::{driver_test, payload, wait_until, Client, GET_PLAINTEXT as PLAIN, HELLO};
 
 struct Pki {
     chain: Vec<CertificateDer<'static>>,
@@ -40,9 +40,13 @@ fn pki() -> Pki {
     }
 }
 
-fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHandle {
+fn tls_config(pki: &Pki) -> TlsConfig {
     let tls = bufslab_tls::Config::with_single_cert(pki.chain.clone(), pki.key.clone_key());
-    let mut tls = TlsConfig::new(tls.unwrap());
+    TlsConfig::new(tls.unwrap())
+}
+
+fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHandle {
+    let mut tls = tls_config(pki);
     let mut cfg = common::config();
     tweak(&mut cfg, &mut tls);
     cfg.tls = Some(tls);
@@ -51,102 +55,50 @@ fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHa
 
 type Tls = StreamOwned<ClientConnection, TcpStream>;
 
-fn connect(pki: &Pki, addr: SocketAddr) -> Tls {
+fn connect(pki: &Pki, addr: SocketAddr) -> Client<Tls> {
     let name = ServerName::try_from("localhost").unwrap();
     let conn = ClientConnection::new(Arc::clone(&pki.client), name).unwrap();
-    StreamOwned::new(conn, common::connect(addr))
+    Client::over(StreamOwned::new(conn, common::connect(addr)))
 }
 
-/// Reads one response (Content-Length or chunked) and returns its status and body.
-fn response(s: &mut impl Read, buf: &mut Vec<u8>) -> (u16, Vec<u8>) {
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let mut headers = [httparse::EMPTY_HEADER; 32];
-            let mut r = httparse::Response::new(&mut headers);
-            assert!(r.parse(&buf[..end + 4]).unwrap().is_complete());
-            let code = r.code.unwrap();
-            let header = |name: &str| {
-                r.headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case(name))
-                    .map(|h| String::from_utf8_lossy(h.value).into_owned())
-            };
-            let chunked = header("transfer-encoding").is_some_and(|v| v == "chunked");
-            let len: Option<usize> = header("content-length").map(|v| v.parse().unwrap());
-            buf.drain(..end + 4);
-            let mut body = Vec::new();
-            if chunked {
-                loop {
-                    let line_end = loop {
-                        if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
-                            break i;
-                        }
-                        fill(s, buf);
-                    };
-                    let size = std::str::from_utf8(&buf[..line_end]).unwrap();
-                    let n = usize::from_str_radix(size.split(';').next().unwrap(), 16).unwrap();
-                    buf.drain(..line_end + 2);
-                    while buf.len() < n + 2 {
-                        fill(s, buf);
-                    }
-                    body.extend_from_slice(&buf[..n]);
-                    buf.drain(..n + 2);
-                    if n == 0 {
-                        return (code, body);
-                    }
-                }
-            }
-            let n = len.unwrap_or(0);
-            while buf.len() < n {
-                fill(s, buf);
-            }
-            body.extend(buf.drain(..n));
-            return (code, body);
-        }
-        fill(s, buf);
-    }
-}
-
-fn fill(s: &mut impl Read, buf: &mut Vec<u8>) {
-    let mut chunk = [0u8; 16384];
-    let n = s.read(&mut chunk).expect("read");
-    assert!(n > 0, "closed mid-response");
-    buf.extend_from_slice(&chunk[..n]);
-}
-
-/// Reads to the end of the stream: `Ok(())` when it ended with `close_notify`.
+/// Reads to the end of the stream: `Ok` when it ended with `close_notify`.
 fn read_to_end(s: &mut Tls) -> std::io::Result<Vec<u8>> {
     let mut rest = Vec::new();
     s.read_to_end(&mut rest).map(|_| rest)
 }
 
-const PLAIN: &[u8] = b"GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n";
+/// An echo of `body` with a Content-Length.
+fn echo(body: &[u8]) -> Vec<u8> {
+    let mut req = format!(
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(body);
+    req
+}
 
 driver_test! {
     fn keep_alive_pipelining_and_bodies() {
         let pki = pki();
         let server = start(&pki, |_, _| {});
-        let mut s = connect(&pki, server.local_addr());
-        let mut buf = Vec::new();
+        let mut c = connect(&pki, server.local_addr());
         for _ in 0..3 {
-            s.write_all(PLAIN).unwrap();
-            assert_eq!(response(&mut s, &mut buf), (200, b"Hello, World!".to_vec()));
+            let r = c.request(PLAIN);
+            assert_eq!((r.status, r.body), (200, HELLO.to_vec()));
         }
-        assert_eq!(s.conn.alpn_protocol(), Some(&b"http/1.1"[..]));
-        s.write_all(&PLAIN.repeat(16)).unwrap();
+        assert_eq!(c.stream.conn.alpn_protocol(), Some(&b"http/1.1"[..]));
+        c.send(&PLAIN.repeat(16));
         for _ in 0..16 {
-            assert_eq!(response(&mut s, &mut buf).0, 200);
+            assert_eq!(c.response().status, 200);
         }
         // Bodies across records and receive blocks, both ways.
         for len in [0, 1, 1024, 16 * 1024 - 1, 16 * 1024 + 1, 100_000] {
-            let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
-            let mut req = format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {len}\r\n\r\n")
-                .into_bytes();
-            req.extend_from_slice(&body);
-            s.write_all(&req).unwrap();
-            assert_eq!(response(&mut s, &mut buf), (200, body.clone()), "echo of {len}");
+            let body = payload(len);
+            let r = c.request(&echo(&body));
+            assert_eq!((r.status, r.body), (200, body), "echo of {len}");
         }
-        let body: Vec<u8> = (0..65536).map(|i| (i % 241) as u8).collect();
+        let body = payload(65536);
         let mut req = b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
         for piece in body.chunks(5000) {
             req.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
@@ -154,9 +106,9 @@ driver_test! {
             req.extend_from_slice(b"\r\n");
         }
         req.extend_from_slice(b"0\r\n\r\n");
-        s.write_all(&req).unwrap();
-        assert_eq!(response(&mut s, &mut buf), (200, body));
-        drop(s);
+        let r = c.request(&req);
+        assert_eq!((r.status, r.body), (200, body));
+        drop(c);
         server.stop().unwrap();
     }
 }
@@ -165,18 +117,15 @@ driver_test! {
     fn a_key_update_from_the_client_is_honoured() {
         let pki = pki();
         let server = start(&pki, |_, _| {});
-        let mut s = connect(&pki, server.local_addr());
-        let mut buf = Vec::new();
+        let mut c = connect(&pki, server.local_addr());
         for _ in 0..3 {
-            s.write_all(PLAIN).unwrap();
-            assert_eq!(response(&mut s, &mut buf).0, 200);
+            assert_eq!(c.request(PLAIN).status, 200);
             // The next request goes under a new key; rustls asks the server to update too.
-            s.conn.refresh_traffic_keys().unwrap();
+            c.stream.conn.refresh_traffic_keys().unwrap();
         }
-        s.write_all(PLAIN).unwrap();
-        assert_eq!(response(&mut s, &mut buf).0, 200);
+        assert_eq!(c.request(PLAIN).status, 200);
         assert_eq!(server.stats().bad_requests, 0);
-        drop(s);
+        drop(c);
         server.stop().unwrap();
     }
 }
@@ -186,18 +135,16 @@ driver_test! {
         let pki = pki();
         let server = start(&pki, |_, _| {});
         let addr = server.local_addr();
-        let mut s = connect(&pki, addr);
-        s.write_all(b"GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
-        let rest = read_to_end(&mut s).expect("a clean close: close_notify, then FIN");
-        assert!(rest.ends_with(b"Hello, World!"));
+        let mut c = connect(&pki, addr);
+        c.send(b"GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        let rest = read_to_end(&mut c.stream).expect("a clean close: close_notify, then FIN");
+        assert!(rest.ends_with(HELLO));
 
         // An idle connection when the server stops.
         let mut idle = connect(&pki, addr);
-        idle.write_all(PLAIN).unwrap();
-        let mut buf = Vec::new();
-        assert_eq!(response(&mut idle, &mut buf).0, 200);
+        assert_eq!(idle.request(PLAIN).status, 200);
         server.stop().unwrap();
-        assert!(read_to_end(&mut idle).expect("close_notify on shutdown").is_empty());
+        assert!(read_to_end(&mut idle.stream).expect("close_notify on shutdown").is_empty());
     }
 }
 
@@ -205,16 +152,14 @@ driver_test! {
     fn a_forged_record_gets_an_alert_and_reaches_no_service() {
         let pki = pki();
         let server = start(&pki, |_, _| {});
-        let mut s = connect(&pki, server.local_addr());
-        let mut buf = Vec::new();
-        s.write_all(PLAIN).unwrap();
-        assert_eq!(response(&mut s, &mut buf).0, 200);
+        let mut c = connect(&pki, server.local_addr());
+        assert_eq!(c.request(PLAIN).status, 200);
         let served = server.stats().requests;
         // An application-data record whose tag cannot be right: a request's worth of bytes.
         let mut record = vec![23, 3, 3, 0, 64];
         record.extend_from_slice(&[b'G'; 64]);
-        s.sock.write_all(&record).unwrap();
-        let e = read_to_end(&mut s).expect_err("the server's alert");
+        c.stream.sock.write_all(&record).unwrap();
+        let e = read_to_end(&mut c.stream).expect_err("the server's alert");
         assert!(e.to_string().contains("BadRecordMac"), "{e}");
         wait_until("the connection closed", || server.stats().connections_open == 0);
         assert_eq!(server.stats().requests, served, "no request was served");
@@ -243,10 +188,9 @@ driver_test! {
         assert_eq!(server.stats().tls_refused, 1);
         drop(silent);
         wait_until("the first closed", || server.stats().tls_handshakes == 0);
-        let mut s = connect(&pki, addr);
-        s.write_all(PLAIN).unwrap();
-        assert_eq!(response(&mut s, &mut Vec::new()).0, 200);
-        drop(s);
+        let mut c = connect(&pki, addr);
+        assert_eq!(c.request(PLAIN).status, 200);
+        drop(c);
         server.stop().unwrap();
     }
 }
@@ -295,25 +239,24 @@ impl bufslab_server::Service for TlsEcho {
 driver_test! {
     fn the_service_sees_the_tls_session() {
         let pki = pki();
-        let tls = bufslab_tls::Config::with_single_cert(pki.chain.clone(), pki.key.clone_key());
         let cfg = Config {
-            tls: Some(TlsConfig::new(tls.unwrap())),
+            tls: Some(tls_config(&pki)),
             ..common::config()
         };
         let server = bufslab_server::Server::start(cfg, |_: bufslab_server::WorkerInfo| TlsEcho)
             .expect("server starts");
-        let mut s = connect(&pki, server.local_addr());
-        s.write_all(PLAIN).unwrap();
-        let (code, body) = response(&mut s, &mut Vec::new());
+        let mut c = connect(&pki, server.local_addr());
+        let r = c.request(PLAIN);
+        let (code, body) = (r.status, r.body);
         assert_eq!(code, 200);
-        let suite = s.conn.negotiated_cipher_suite().unwrap().suite();
+        let suite = c.stream.conn.negotiated_cipher_suite().unwrap().suite();
         // rustls names TLS 1.3 suites `TLS13_*`; IANA (and OpenSSL) `TLS_*`.
         let suite = suite.as_str().unwrap_or("?").replace("TLS13_", "TLS_");
         assert_eq!(
             String::from_utf8(body).unwrap(),
             format!("TLSv1.3 {suite} http/1.1 localhost false")
         );
-        drop(s);
+        drop(c);
         server.stop().unwrap();
     }
 }
@@ -322,42 +265,37 @@ driver_test! {
     fn the_server_updates_its_key_at_the_record_limit() {
         let pki = pki();
         let server = start(&pki, |_, tls| tls.record_limit = Some(3));
-        let mut s = connect(&pki, server.local_addr());
-        let mut buf = Vec::new();
+        let mut c = connect(&pki, server.local_addr());
         // One record per response: a KeyUpdate before every third, each read by rustls
         // under the key it announces.
         for _ in 0..20 {
-            s.write_all(PLAIN).unwrap();
-            assert_eq!(response(&mut s, &mut buf), (200, b"Hello, World!".to_vec()));
+            let r = c.request(PLAIN);
+            assert_eq!((r.status, r.body), (200, HELLO.to_vec()));
         }
-        s.write_all(&PLAIN.repeat(16)).unwrap();
+        c.send(&PLAIN.repeat(16));
         for _ in 0..16 {
-            assert_eq!(response(&mut s, &mut buf).0, 200);
+            assert_eq!(c.response().status, 200);
         }
         // A response of many records: the limit comes due between two of them.
-        let body: Vec<u8> = (0..200_000).map(|i| (i % 251) as u8).collect();
-        let mut req = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 200000\r\n\r\n".to_vec();
-        req.extend_from_slice(&body);
-        s.write_all(&req).unwrap();
-        assert_eq!(response(&mut s, &mut buf), (200, body));
+        let body = payload(200_000);
+        let r = c.request(&echo(&body));
+        assert_eq!((r.status, r.body), (200, body));
         // Pipelined echoes: their responses are queued together and sealed as several records
         // in one go, with the limit coming due between two of them.
-        let piece: Vec<u8> = (0..8000).map(|i| (i % 241) as u8).collect();
-        let mut req = format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", piece.len())
-            .into_bytes();
-        req.extend_from_slice(&piece);
-        s.write_all(&req.repeat(4)).unwrap();
+        let piece = payload(8000);
+        c.send(&echo(&piece).repeat(4));
         for _ in 0..4 {
-            assert_eq!(response(&mut s, &mut buf), (200, piece.clone()));
+            let r = c.response();
+            assert_eq!((r.status, r.body), (200, piece.clone()));
         }
         // 300 pipelined heads: their responses, over 16 KiB, queue in one turn of the core.
-        s.write_all(&PLAIN.repeat(300)).unwrap();
+        c.send(&PLAIN.repeat(300));
         for _ in 0..300 {
-            assert_eq!(response(&mut s, &mut buf).0, 200);
+            assert_eq!(c.response().status, 200);
         }
         let updates = server.stats().tls_key_updates;
         assert!(updates >= 10, "{updates} key updates for 30-odd response records");
-        drop(s);
+        drop(c);
         server.stop().unwrap();
     }
 }

@@ -203,23 +203,28 @@ impl Response {
     }
 }
 
-/// A connection plus the bytes received but not yet parsed.
-pub struct Client {
-    pub stream: TcpStream,
+/// A connection plus the bytes received but not yet parsed: a TCP stream, or any other byte
+/// stream (a TLS client's, say) through [`Client::over`].
+pub struct Client<S = TcpStream> {
+    pub stream: S,
     buf: Vec<u8>,
 }
 
 impl Client {
     pub fn new(addr: SocketAddr) -> Client {
-        Client {
-            stream: connect(addr),
-            buf: Vec::new(),
-        }
+        Client::over(connect(addr))
     }
 
     pub fn from_stream(stream: TcpStream) -> Client {
         stream.set_read_timeout(Some(TIMEOUT)).unwrap();
         stream.set_write_timeout(Some(TIMEOUT)).unwrap();
+        Client::over(stream)
+    }
+}
+
+impl<S: Read + Write> Client<S> {
+    /// A client over `stream`, already connected (with its timeouts set).
+    pub fn over(stream: S) -> Client<S> {
         Client {
             stream,
             buf: Vec::new(),
