@@ -213,24 +213,22 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
         }
     }
     cfg.tls = match (tls_cert, tls_key) {
-        (None, None) => None,
         (Some(cert), Some(key)) => {
             let mut tls =
                 TlsConfig::from_pem_files(&cert, &key).map_err(|e| CliError::Tls(e.to_string()))?;
             tls.record_limit = record_limit;
             Some(tls)
         }
+        (None, None) if record_limit.is_none() => None,
+        (None, None) => {
+            let why = "--tls-record-limit needs --tls-cert and --tls-key";
+            return Err(CliError::Tls(why.to_owned()));
+        }
         _ => {
-            return Err(CliError::Tls(
-                "--tls-cert and --tls-key go together".to_owned(),
-            ))
+            let why = "--tls-cert and --tls-key go together";
+            return Err(CliError::Tls(why.to_owned()));
         }
     };
-    if record_limit.is_some() && cfg.tls.is_none() {
-        return Err(CliError::Tls(
-            "--tls-record-limit needs --tls-cert and --tls-key".to_owned(),
-        ));
-    }
     Ok(Command::Serve(cfg))
 }
 

@@ -3,9 +3,10 @@
 //!
 //! A [`Link`] answers the driver's calls as the core alone would (`next`, the read room, the
 //! output, the end of stream), so a driver moves bytes the same way whether they are
-//! plaintext or records. On a plain connection every call goes straight to the core, one
-//! predictable branch on the way; the rest of the core's methods (deadlines, deferred
-//! answers, shutdown) are the core's own, reached through `Deref`.
+//! plaintext or records. A driver's turn runs through [`Wire`]: on the core itself for a
+//! plain connection ([`Link::plain`]), so that path has no TLS check per call, and on the
+//! `Link` for a TLS one. The rest of the core's methods (deadlines, deferred answers,
+//! shutdown) are the core's own, reached through `Deref`.
 
 use std::io::IoSlice;
 use std::ops::{Deref, DerefMut};
@@ -62,7 +63,7 @@ impl<T: Default> Link<T> {
     /// Starts a new connection in this slot: with `tls`, its handshake first. `false` when
     /// the handshake cannot start (then close the socket; the slot stays closed).
     pub(crate) fn open(&mut self, tls: Option<&TlsConfig>, counters: &WorkerCounters) -> bool {
-        self.release(counters);
+        self.drop_tls(counters);
         if let Some(config) = tls {
             match TlsLayer::new(config.tls(), config.record_limit) {
                 Ok(layer) => {
@@ -78,12 +79,17 @@ impl<T: Default> Link<T> {
 
     /// Ends the connection, giving its blocks back.
     pub(crate) fn release(&mut self, counters: &WorkerCounters) {
+        self.drop_tls(counters);
+        self.conn.release();
+    }
+
+    /// Drops the TLS layer and its blocks; a handshake it was running no longer counts.
+    fn drop_tls(&mut self, counters: &WorkerCounters) {
         if let Some(tls) = self.tls.take() {
             if tls.is_handshaking() {
                 WorkerCounters::sub(&counters.tls_handshakes, 1);
             }
         }
-        self.conn.release();
     }
 
     /// What to do next (the core's [`Conn::next`], with the TLS work done first).
@@ -110,7 +116,7 @@ impl<T: Default> Link<T> {
         }
     }
 
-    /// `n` bytes were read into the room [`read_space`](Self::read_space) gave.
+    /// `n` bytes were read into the room [`Wire::read_space`] gave.
     #[inline(always)]
     pub(crate) fn received(&mut self, n: usize) {
         match &mut self.tls {
