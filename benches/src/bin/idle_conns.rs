@@ -27,9 +27,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 
 const USAGE: &str = "\
 usage: idle_conns [flags]
@@ -172,15 +171,7 @@ struct Tls {
 /// A TLS 1.3 client with ring trusting the certificates in `ca`, without session resumption
 /// (every connection makes a full handshake, as a fresh client would).
 fn tls_client(ca: &str, server_name: &str) -> Result<Tls, String> {
-    let mut roots = RootCertStore::empty();
-    let certs = CertificateDer::pem_file_iter(ca).map_err(|e| format!("--ca {ca}: {e}"))?;
-    for cert in certs {
-        let cert = cert.map_err(|e| format!("--ca {ca}: {e}"))?;
-        roots.add(cert).map_err(|e| format!("--ca {ca}: {e}"))?;
-    }
-    if roots.is_empty() {
-        return Err(format!("--ca {ca}: no certificate in it"));
-    }
+    let roots = bufslab_benches::root_store(ca.as_ref()).map_err(|e| format!("--ca {e}"))?;
     let mut config =
         ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_protocol_versions(&[&rustls::version::TLS13])

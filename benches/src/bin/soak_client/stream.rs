@@ -17,9 +17,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use rustls::crypto::ring::{cipher_suite, default_provider};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, SupportedCipherSuite};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, SupportedCipherSuite};
 
 /// The three TLS 1.3 suites; connections take them in turn.
 const SUITES: [SupportedCipherSuite; 3] = [
@@ -44,16 +43,7 @@ pub fn init_tls(ca: &Path) -> Result<(), String> {
 
 /// A client configuration per suite, trusting the certificates in the PEM file `ca`.
 fn client_configs(ca: &Path) -> Result<[Arc<ClientConfig>; 3], String> {
-    let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(ca).map_err(|e| format!("{}: {e}", ca.display()))? {
-        let cert = cert.map_err(|e| format!("{}: {e}", ca.display()))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("{}: {e}", ca.display()))?;
-    }
-    if roots.is_empty() {
-        return Err(format!("{}: no certificate in the file", ca.display()));
-    }
+    let roots = bufslab_benches::root_store(ca)?;
     let config = |suite: SupportedCipherSuite| -> Result<Arc<ClientConfig>, String> {
         let mut provider = default_provider();
         provider.cipher_suites = vec![suite];
