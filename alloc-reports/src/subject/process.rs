@@ -712,12 +712,17 @@ http {
 
 /// server-demo's own binary under `io`, configured as the in-process subject is (one worker).
 pub(crate) fn server_demo(io: IoMode) -> Process {
+    bufslab_binary("server-demo-bin", "server-demo", "server-demo", io)
+        .free_list_flag("--pool-strategy", "queue")
+}
+
+/// A binary of this workspace on `bufslab-server` under `io`, one worker, named
+/// `<name>-<io>`. `auto` picks at start and the binary does not say which; the other two are
+/// what ran (an explicit `--io uring` exits where io_uring is refused rather than fall back).
+fn bufslab_binary(name: &str, package: &'static str, bin: &'static str, io: IoMode) -> Process {
     let server = Process::new(
-        format!("server-demo-bin-{}", io.name()),
-        Program::Workspace {
-            package: "server-demo",
-            bin: "server-demo",
-        },
+        format!("{name}-{}", io.name()),
+        Program::Workspace { package, bin },
         [
             "--addr",
             "127.0.0.1:{port}",
@@ -727,12 +732,10 @@ pub(crate) fn server_demo(io: IoMode) -> Process {
             io.name(),
         ],
     )
-    .free_list_flag("--pool-strategy", "queue");
-    // `auto` picks at start and the binary does not say which; the other two are what ran
-    // (an explicit `--io uring` exits where io_uring is refused rather than fall back).
+    .io(io);
     match io {
-        IoMode::Auto => server.io(io),
-        IoMode::Epoll | IoMode::Uring => server.io(io).driver(io.name()),
+        IoMode::Auto => server,
+        IoMode::Epoll | IoMode::Uring => server.driver(io.name()),
     }
 }
 
@@ -768,24 +771,8 @@ pub(crate) fn may_minihttp() -> Process {
 /// example (the server `benches/load/ws.sh` measures), named `bufslab-ws-bin-<io>`. Only the
 /// WebSocket scenarios apply; it upgrades on `/ws`, where the client asks.
 pub(crate) fn bufslab_ws(io: IoMode) -> Process {
-    Process::new(
-        format!("bufslab-ws-bin-{}", io.name()),
-        Program::Workspace {
-            package: "bufslab-server",
-            bin: "ws_echo",
-        },
-        [
-            "--addr",
-            "127.0.0.1:{port}",
-            "--workers",
-            "1",
-            "--io",
-            io.name(),
-        ],
-    )
-    .scenarios(|s| s.websocket_payload().is_some())
-    .io(io)
-    .driver(io.name())
+    bufslab_binary("bufslab-ws-bin", "bufslab-server", "ws_echo", io)
+        .scenarios(|s| s.websocket_payload().is_some())
 }
 
 /// A peer WebSocket echo server of the load harness as a binary (`ws_tungstenite`,
