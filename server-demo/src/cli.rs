@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use lexopt::{Arg, Parser};
 
-use bufslab_server::{Config, MinBodyRate, TlsConfig};
+use bufslab_server::{Config, Listener, MinBodyRate, TlsConfig};
 
 /// How often `--min-body-rate` is checked: the rate is averaged over this long, so a client
 /// that pauses briefly is not cut.
@@ -27,7 +27,8 @@ const RATE_CHECK: Duration = Duration::from_secs(5);
 pub const USAGE: &str = "\
 usage: server-demo [flags]
 
-  --addr ADDR               listen address (default 127.0.0.1:8080)
+  --addr ADDR               listen address (default 127.0.0.1:8080); HTTPS with --tls-cert
+  --http-addr ADDR          also serve plain HTTP on this address (beside HTTPS on --addr)
   --workers N               worker threads, one SO_REUSEPORT listener each (default: cores)
   --accept-batch N          connections accepted per listener wake-up (default 64; 1 = accept-one)
   --max-conns N             connection slots per worker, preallocated (default 10000)
@@ -183,6 +184,10 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--addr" => {
                 cfg.addr = value::<SocketAddr>(&mut p, f, "an address like 127.0.0.1:8080")?
             }
+            "--http-addr" => {
+                let addr = value::<SocketAddr>(&mut p, f, "an address like 127.0.0.1:8080")?;
+                cfg.listeners.push(Listener::plain(addr));
+            }
             "--workers" => cfg.workers = value(&mut p, f, COUNT)?,
             "--accept-batch" => cfg.accept_batch = value(&mut p, f, COUNT)?,
             "--max-conns" => cfg.max_conns = value(&mut p, f, COUNT)?,
@@ -315,6 +320,21 @@ mod tests {
     }
 
     #[test]
+    fn http_addr_adds_a_plain_listener() {
+        let Ok(Command::Serve(c)) = parse("--http-addr 127.0.0.1:8081 --http-addr 127.0.0.1:0")
+        else {
+            panic!("parses")
+        };
+        let addrs: Vec<String> = c.listeners.iter().map(|l| l.addr.to_string()).collect();
+        assert_eq!(addrs, ["127.0.0.1:8081", "127.0.0.1:0"]);
+        assert!(c.listeners.iter().all(|l| l.tls.is_none()));
+        assert!(matches!(
+            parse("--http-addr x"),
+            Err(CliError::BadValue { .. })
+        ));
+    }
+
+    #[test]
     fn tls_flags_come_in_pairs_and_must_load() {
         assert!(matches!(parse("--tls-cert c.pem"), Err(CliError::Tls(_))));
         assert!(matches!(parse("--tls-key k.pem"), Err(CliError::Tls(_))));
@@ -362,6 +382,7 @@ mod tests {
     fn usage_lists_every_flag() {
         for flag in [
             "--addr",
+            "--http-addr",
             "--workers",
             "--accept-batch",
             "--max-conns",

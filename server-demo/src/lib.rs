@@ -25,8 +25,8 @@ mod cli;
 mod routes;
 
 pub use bufslab_server::{
-    Config, ConfigError, IoMode, MinBodyRate, PoolConfig, PoolStats, ServerError, ServerHandle,
-    ServerStats, Strategy, Summary, TlsConfig, SMALL_BLOCK,
+    Config, ConfigError, IoMode, Listener, MinBodyRate, PoolConfig, PoolStats, ServerError,
+    ServerHandle, ServerStats, Strategy, Summary, TlsConfig, SMALL_BLOCK,
 };
 pub use cli::{parse_args, CliError, Command, USAGE};
 pub use routes::{Demo, Echo};

@@ -51,11 +51,10 @@ fn main() -> ExitCode {
     };
     let pool_line = describe_pool(&config);
     let workers = config.workers;
-    let scheme = if config.tls.is_some() {
-        "https"
-    } else {
-        "http"
-    };
+    let schemes: Vec<&str> = std::iter::once(config.tls.is_some())
+        .chain(config.listeners.iter().map(|l| l.tls.is_some()))
+        .map(|https| if https { "https" } else { "http" })
+        .collect();
     let server = match Server::start(config) {
         Ok(s) => s,
         // An explicit `--io uring` that cannot run is a usage error, like a bad flag.
@@ -68,9 +67,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let addrs: Vec<String> = schemes
+        .iter()
+        .zip(server.local_addrs())
+        .map(|(scheme, addr)| format!("{scheme}://{addr}"))
+        .collect();
     println!(
-        "server-demo listening on {scheme}://{} with {workers} worker(s); {pool_line}",
-        server.local_addr()
+        "server-demo listening on {} with {workers} worker(s); {pool_line}",
+        addrs.join(" and ")
     );
     if let Some(sig) = signals.forever().next() {
         let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };

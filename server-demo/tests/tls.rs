@@ -1,7 +1,8 @@
 //! HTTPS through the engine, under each driver, with rustls as the client: keep-alive,
 //! pipelining and bodies; a key update from the client; `close_notify` on `Connection: close`
 //! and on shutdown; a record that does not open (an alert, the connection closed, and no byte
-//! of it served); the bound on handshakes in progress; the handshake's deadline.
+//! of it served); the bound on handshakes in progress; the handshake's deadline; plain HTTP
+//! and HTTPS listeners in one server.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
-use server_demo::{Config, ServerHandle, TlsConfig};
+use server_demo::{Config, Listener, ServerHandle, TlsConfig};
 
 mod common;
 use common::{driver_test, payload, wait_until, Client, GET_PLAINTEXT as PLAIN, HELLO};
@@ -205,6 +206,7 @@ driver_test! {
         let mut byte = [0u8; 1];
         assert_eq!(silent.read(&mut byte).unwrap(), 0, "closed without a word");
         assert_eq!(server.stats().tls_handshakes, 0);
+        assert_eq!(server.stats().tls_handshake_failures, 1);
         server.stop().unwrap();
     }
 }
@@ -257,6 +259,52 @@ driver_test! {
             format!("TLSv1.3 {suite} http/1.1 localhost false")
         );
         drop(c);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
+    fn plain_http_and_https_listeners_in_one_server() {
+        let pki = pki();
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let mut cfg = Config {
+            tls: Some(tls_config(&pki)),
+            ..common::config()
+        };
+        cfg.listeners = vec![Listener::plain(any), Listener::https(any, tls_config(&pki))];
+        let server = bufslab_server::Server::start(cfg, |_: bufslab_server::WorkerInfo| TlsEcho)
+            .expect("server starts");
+        let addrs = server.local_addrs().to_vec();
+        assert_eq!(addrs.len(), 3);
+        assert_eq!(addrs[0], server.local_addr());
+        assert!(addrs[0].port() != addrs[1].port() && addrs[1].port() != addrs[2].port());
+        for _ in 0..4 {
+            for https in [addrs[0], addrs[2]] {
+                let mut c = connect(&pki, https);
+                let r = c.request(PLAIN);
+                assert_eq!(r.status, 200);
+                assert!(r.body.starts_with(b"TLSv1.3 "), "{:?}", r.body);
+            }
+            let mut plain = Client::new(addrs[1]);
+            let r = plain.request(PLAIN);
+            assert_eq!((r.status, r.body), (200, b"plain".to_vec()));
+        }
+        assert_eq!(server.stats().tls_handshakes, 0);
+        // Each port keeps to its own protocol: a ClientHello on the plain one is a bad
+        // request, plain HTTP on an HTTPS one fails the handshake.
+        let mut hello = Client::new(addrs[1]);
+        let r = hello.request(&[22, 3, 1, 0, 5, 1, 0, 0, 1, 0]);
+        assert_eq!(r.status, 400);
+        let mut wrong = common::connect(addrs[2]);
+        wrong.write_all(PLAIN).unwrap();
+        wrong.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        let _ = wrong.read_to_end(&mut rest);
+        assert!(!rest.windows(4).any(|w| w == b"HTTP"), "no HTTP answer on an HTTPS port");
+        wait_until("the failed handshake counted", || {
+            server.stats().tls_handshake_failures == 1
+        });
+        assert_eq!(server.stats().requests, 13);
         server.stop().unwrap();
     }
 }

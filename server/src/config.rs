@@ -162,9 +162,59 @@ pub struct Config {
     /// default: RFC 9113 removed that upgrade, and a request offering it is answered as an
     /// ordinary HTTP/1.1 request.
     pub upgrade_h2c: bool,
-    /// HTTPS: every connection of the listener speaks TLS (`None`: plain HTTP). See
+    /// HTTPS: every connection to `addr` speaks TLS (`None`: plain HTTP). See
     /// [`TlsConfig`](crate::TlsConfig).
     pub tls: Option<crate::TlsConfig>,
+    /// Listeners beside `addr`, each plain HTTP or HTTPS, served by the same workers, service
+    /// and pool: a plain-HTTP port beside an HTTPS one, say. The service tells them apart by
+    /// [`Exchange::tls`](crate::Exchange::tls). With `addr`, at most [`MAX_LISTENERS`].
+    pub listeners: Vec<Listener>,
+}
+
+/// The most addresses one server listens on: [`Config::addr`] and [`Config::listeners`].
+pub const MAX_LISTENERS: usize = 8;
+
+/// One more address to serve ([`Config::listeners`]), plain HTTP or HTTPS. Every worker
+/// listens on it with its own `SO_REUSEPORT` socket, as on [`Config::addr`].
+///
+/// # Examples
+///
+/// ```no_run
+/// use bufslab_server::{Config, Listener, TlsConfig};
+///
+/// // HTTPS on 8443, plain HTTP on 8080.
+/// let mut config = Config::default();
+/// config.addr = "127.0.0.1:8443".parse().unwrap();
+/// config.tls = Some(TlsConfig::from_pem_files("cert.pem".as_ref(), "key.pem".as_ref())?);
+/// config.listeners.push(Listener::plain("127.0.0.1:8080".parse().unwrap()));
+/// assert!(config.validate().is_ok());
+/// # Ok::<(), bufslab_tls::LoadError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Listener {
+    /// The address; port 0 picks a free port (see
+    /// [`ServerHandle::local_addrs`](crate::ServerHandle::local_addrs)).
+    pub addr: SocketAddr,
+    /// HTTPS on this address (`None`: plain HTTP).
+    pub tls: Option<crate::TlsConfig>,
+}
+
+impl Listener {
+    /// Plain HTTP on `addr`.
+    #[must_use]
+    pub fn plain(addr: SocketAddr) -> Listener {
+        Listener { addr, tls: None }
+    }
+
+    /// HTTPS on `addr`, with `tls`.
+    #[must_use]
+    pub fn https(addr: SocketAddr, tls: crate::TlsConfig) -> Listener {
+        Listener {
+            addr,
+            tls: Some(tls),
+        }
+    }
 }
 
 /// A minimum rate for request bodies ([`Config::min_body_rate`]): `bytes` every `per`.
@@ -218,6 +268,7 @@ impl Default for Config {
             upgrade_h2c: false,
             min_body_rate: None,
             tls: None,
+            listeners: Vec::new(),
         }
     }
 }
@@ -238,6 +289,11 @@ pub enum ConfigError {
     ServerName,
     /// `out_blocks` is out of range (4 ..= 1024).
     OutBlocks(usize),
+    /// More than [`MAX_LISTENERS`] addresses to listen on.
+    Listeners(usize),
+    /// Two listeners name the same address (with the port not 0): under `SO_REUSEPORT` the
+    /// kernel would spread one port's connections over both.
+    SameAddr(SocketAddr),
 }
 
 impl fmt::Display for ConfigError {
@@ -253,6 +309,10 @@ impl fmt::Display for ConfigError {
                 f.write_str("server name must be at most 40 bytes with no control byte")
             }
             ConfigError::OutBlocks(n) => write!(f, "out-blocks {n} is out of range (4 ..= 1024)"),
+            ConfigError::Listeners(n) => {
+                write!(f, "{n} listeners; at most {MAX_LISTENERS}")
+            }
+            ConfigError::SameAddr(addr) => write!(f, "{addr} is given to two listeners"),
         }
     }
 }
@@ -301,13 +361,39 @@ impl Config {
         if !(4..=1024).contains(&self.out_blocks) {
             return Err(ConfigError::OutBlocks(self.out_blocks));
         }
-        if self.tls.as_ref().is_some_and(|t| t.max_handshakes == 0) {
-            return Err(ConfigError::Zero("tls max-handshakes"));
+        let n = 1 + self.listeners.len();
+        if n > MAX_LISTENERS {
+            return Err(ConfigError::Listeners(n));
+        }
+        for i in 0..n {
+            let (addr, tls) = self.listener(i);
+            if tls.is_some_and(|t| t.max_handshakes == 0) {
+                return Err(ConfigError::Zero("tls max-handshakes"));
+            }
+            if addr.port() != 0 && (0..i).any(|j| self.listener(j).0 == addr) {
+                return Err(ConfigError::SameAddr(addr));
+            }
         }
         if self.max_conns > u32::MAX as usize / 2 {
             return Err(ConfigError::Zero("max-conns below 2^31"));
         }
         Ok(())
+    }
+
+    /// Listener `i`'s address and TLS: 0 is `addr` with `tls`, then `listeners` in order.
+    pub(crate) fn listener(&self, i: usize) -> (SocketAddr, Option<&crate::TlsConfig>) {
+        match i.checked_sub(1) {
+            None => (self.addr, self.tls.as_ref()),
+            Some(j) => {
+                let l = &self.listeners[j];
+                (l.addr, l.tls.as_ref())
+            }
+        }
+    }
+
+    /// How many addresses the server listens on.
+    pub(crate) fn listener_count(&self) -> usize {
+        1 + self.listeners.len()
     }
 
     /// The largest whole body a response may have ([`Response::body`], a
@@ -344,11 +430,8 @@ impl Config {
     #[must_use]
     pub fn large_block(&self) -> usize {
         // Under TLS it also holds a whole record (16,645 bytes) and what follows it.
-        let floor = if self.tls.is_some() {
-            32 * 1024
-        } else {
-            SMALL_BLOCK * 2
-        };
+        let https = (0..self.listener_count()).any(|i| self.listener(i).1.is_some());
+        let floor = if https { 32 * 1024 } else { SMALL_BLOCK * 2 };
         (self.max_head + 1).next_power_of_two().max(floor)
     }
 
@@ -391,6 +474,32 @@ impl Config {
 mod tests {
     use super::*;
     use bufslab::QueueFreeList;
+
+    #[test]
+    fn listeners_are_bounded_and_distinct() {
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let mut config = Config {
+            addr: any,
+            ..Config::default()
+        };
+        // Port 0 picks a port per listener: no clash.
+        config.listeners = vec![Listener::plain(any); MAX_LISTENERS - 1];
+        assert_eq!(config.validate(), Ok(()));
+        config.listeners.push(Listener::plain(any));
+        assert_eq!(
+            config.validate(),
+            Err(ConfigError::Listeners(MAX_LISTENERS + 1))
+        );
+        let port: SocketAddr = "127.0.0.1:8443".parse().unwrap();
+        config.listeners = vec![Listener::plain(port), Listener::plain(any)];
+        assert_eq!(config.validate(), Ok(()));
+        config.listeners.push(Listener::plain(port));
+        assert_eq!(config.validate(), Err(ConfigError::SameAddr(port)));
+        assert_eq!(
+            ConfigError::SameAddr(port).to_string(),
+            "127.0.0.1:8443 is given to two listeners"
+        );
+    }
 
     /// Small blocks filling the pool to its bound still leave a large block for a long head.
     #[test]

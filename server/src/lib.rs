@@ -84,7 +84,10 @@ use proto::{
 use worker::{timer, wait_queue};
 
 pub use body_writer::BodyWriter;
-pub use config::{Config, ConfigError, IoMode, MinBodyRate, PoolConfig, Strategy, SMALL_BLOCK};
+pub use config::{
+    Config, ConfigError, IoMode, Listener, MinBodyRate, PoolConfig, Strategy, MAX_LISTENERS,
+    SMALL_BLOCK,
+};
 pub use deferred::{Deferred, Mailbox};
 pub use exchange::{Exchange, Response, ResponseError, StaticHead, StaticResponse};
 pub use owned_body::OwnedBody;

@@ -72,8 +72,8 @@ impl From<ConfigError> for ServerError {
 pub struct Server;
 
 impl Server {
-    /// Validates `config`, builds the pool, binds one `SO_REUSEPORT` listener per worker (so
-    /// the kernel spreads connections over them) and starts the workers. Returns once every
+    /// Validates `config`, builds the pool, binds one `SO_REUSEPORT` listener per worker on
+    /// each address (so the kernel spreads connections over them) and starts the workers. Returns once every
     /// listener is listening: connections made after this are queued, never refused.
     ///
     /// # Errors
@@ -97,13 +97,20 @@ impl Server {
         make: Arc<M>,
     ) -> Result<ServerHandle, ServerError> {
         let uring = choose_uring(config.io)?;
-        fit_descriptor_limit(config.workers, config.max_conns);
-        // The first listener resolves port 0; the others join it on the port it got.
-        let first = bind(config.addr)?;
-        let addr = first.local_addr().map_err(ServerError::Setup)?;
-        let mut listeners = vec![first];
-        for _ in 1..config.workers {
-            listeners.push(bind(addr)?);
+        fit_descriptor_limit(config.workers, config.max_conns, config.listener_count());
+        // `listeners[w]` is worker w's socket on each address. Worker 0's resolves port 0;
+        // the other workers join it on the port it got.
+        let mut addrs = Vec::with_capacity(config.listener_count());
+        let mut listeners: Vec<Vec<std::net::TcpListener>> =
+            (0..config.workers).map(|_| Vec::new()).collect();
+        for i in 0..config.listener_count() {
+            let first = bind(config.listener(i).0)?;
+            let addr = first.local_addr().map_err(ServerError::Setup)?;
+            listeners[0].push(first);
+            for mine in &mut listeners[1..] {
+                mine.push(bind(addr)?);
+            }
+            addrs.push(addr);
         }
         let shared = Arc::new(Shared {
             counters: (0..config.workers)
@@ -115,12 +122,12 @@ impl Server {
             driver: if uring { "uring" } else { "epoll" },
         });
         let mut handle = ServerHandle {
-            addr,
+            addrs,
             shared: shared.clone(),
             wakers: Vec::new(),
             threads: Vec::new(),
         };
-        for (id, listener) in listeners.into_iter().enumerate() {
+        for (id, mine) in listeners.into_iter().enumerate() {
             let poll = Poll::new().map_err(ServerError::Setup)?;
             let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(ServerError::Setup)?);
             let (shared, cfg, pool) = (shared.clone(), config.clone(), pool.clone());
@@ -141,9 +148,9 @@ impl Server {
                         mailbox,
                     };
                     if uring {
-                        UringWorker::new(id, listener, &pool, shared, cfg, app)?.run()
+                        UringWorker::new(id, mine, &pool, shared, cfg, app)?.run()
                     } else {
-                        Worker::new(id, poll, listener, &pool, shared, cfg, app)?.run()
+                        Worker::new(id, poll, mine, &pool, shared, cfg, app)?.run()
                     }
                 })
                 .map_err(ServerError::Setup)?;
@@ -176,9 +183,9 @@ fn choose_uring(io: IoMode) -> Result<bool, ServerError> {
     }
 }
 
-/// Descriptors a worker holds besides its connections: its listener, its poll and waker, and
+/// Descriptors a worker holds besides its connections and listeners: its poll and waker, and
 /// under io_uring its ring and eventfd.
-const FDS_PER_WORKER: u64 = 5;
+const FDS_PER_WORKER: u64 = 4;
 
 /// Descriptors left to the rest of the process: stdio, a signal pipe, a log file or two.
 const FDS_FOR_THE_PROCESS: u64 = 16;
@@ -188,7 +195,7 @@ const FDS_FOR_THE_PROCESS: u64 = 16;
 /// usually is not. Then says on stderr, in one line like the io_uring fallback's, when the
 /// configuration may still need more than the limit allows. Never fails the start: past the
 /// limit, accepts fail with `EMFILE` and the workers back off until a descriptor is free.
-fn fit_descriptor_limit(workers: usize, max_conns: usize) {
+fn fit_descriptor_limit(workers: usize, max_conns: usize, listeners: usize) {
     use rustix::process::{getrlimit, setrlimit, Resource};
     let mut limit = getrlimit(Resource::Nofile);
     if let (Some(soft), Some(hard)) = (limit.current, limit.maximum) {
@@ -207,8 +214,9 @@ fn fit_descriptor_limit(workers: usize, max_conns: usize) {
     // `None`: no limit.
     let Some(soft) = limit.current else { return };
     let (workers, max_conns) = (workers as u64, max_conns as u64);
+    let per_worker = FDS_PER_WORKER + listeners as u64;
     let needed = workers
-        .saturating_mul(max_conns.saturating_add(FDS_PER_WORKER))
+        .saturating_mul(max_conns.saturating_add(per_worker))
         .saturating_add(FDS_FOR_THE_PROCESS);
     if needed > soft {
         eprintln!(
@@ -262,7 +270,8 @@ impl fmt::Display for Summary {
 
 /// A running server. Dropping it shuts the server down and waits for its workers.
 pub struct ServerHandle {
-    addr: SocketAddr,
+    /// Every listener's address: `Config::addr`'s, then `Config::listeners`' in order.
+    addrs: Vec<SocketAddr>,
     shared: Arc<Shared>,
     wakers: Vec<Arc<Waker>>,
     threads: Vec<JoinHandle<io::Result<()>>>,
@@ -271,17 +280,25 @@ pub struct ServerHandle {
 impl fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServerHandle")
-            .field("addr", &self.addr)
+            .field("addrs", &self.addrs)
             .field("workers", &self.threads.len())
             .finish_non_exhaustive()
     }
 }
 
 impl ServerHandle {
-    /// The address the server listens on (with the real port when started on port 0).
+    /// The address the server listens on, [`Config::addr`](crate::Config::addr) (with the
+    /// real port when started on port 0).
     #[must_use]
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs[0]
+    }
+
+    /// Every address the server listens on: [`local_addr`](Self::local_addr), then one for
+    /// each of [`Config::listeners`](crate::Config::listeners), in order, with the real ports.
+    #[must_use]
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// Number of worker threads.

@@ -145,8 +145,9 @@ pub struct ServerStats {
     pub receive_pauses: u64,
     /// TLS handshakes in progress right now.
     pub tls_handshakes: u64,
-    /// TLS handshakes that failed (the client's alert, or ours: no common version or suite,
-    /// a bad record, a peer that closed mid-handshake).
+    /// TLS handshakes that failed: the client's alert, or ours (no common version or suite,
+    /// a bad record), or a connection that closed before its handshake finished (the peer
+    /// closed or reset it, or the handshake's deadline passed).
     pub tls_handshake_failures: u64,
     /// TLS connections closed at accept because their worker ran
     /// [`TlsConfig::max_handshakes`](crate::TlsConfig::max_handshakes) already.

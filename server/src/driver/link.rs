@@ -83,11 +83,13 @@ impl<T: Default> Link<T> {
         self.conn.release();
     }
 
-    /// Drops the TLS layer and its blocks; a handshake it was running no longer counts.
+    /// Drops the TLS layer and its blocks; a handshake it was running no longer counts as in
+    /// progress, and counts as failed.
     fn drop_tls(&mut self, counters: &WorkerCounters) {
         if let Some(tls) = self.tls.take() {
             if tls.is_handshaking() {
                 WorkerCounters::sub(&counters.tls_handshakes, 1);
+                WorkerCounters::add(&counters.tls_handshake_failures, 1);
             }
         }
     }

@@ -1,5 +1,5 @@
-//! One worker thread: its own `SO_REUSEPORT` listener, mio `Poll`, connection slab, deadline
-//! lists and local cache of the shared pool. Nothing on the request path crosses threads.
+//! One worker thread: its own `SO_REUSEPORT` listener on each address, mio `Poll`, connection
+//! slab, deadline lists and local cache of the shared pool. Nothing on the request path crosses threads.
 //!
 //! Each loop turn: poll → run the connections that became ready → expire deadlines → rerun
 //! the connections that yielded → wake the connections waiting for the pool, if blocks came
@@ -24,7 +24,7 @@ use bufslab_http::{Config as HttpConfig, DateCache, HeaderSlot, Parser};
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::config::Config;
+use crate::config::{Config, MAX_LISTENERS};
 use crate::conn::{CloseReason, Env};
 use crate::deferred::{Deferred, Mailbox};
 use crate::epoll::{EpollConn, Next};
@@ -32,10 +32,13 @@ use crate::service::Service;
 use crate::shared::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::{TimerKind, Timers};
+use crate::tls::TlsConfig;
 use crate::wait_queue::WaitQueue;
 
-pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
 pub(crate) const WAKER: Token = Token(usize::MAX - 2);
+
+/// Listener `i`'s token is `LISTENERS + i`, above every connection slot (below 2^31).
+const LISTENERS: usize = usize::MAX - 2 - MAX_LISTENERS;
 
 /// Header slots per worker: the codec's default `max_headers`.
 const HEADER_SLOTS: usize = 100;
@@ -89,11 +92,16 @@ pub(crate) use env;
 pub(crate) struct Worker<F: FreeList, S: Service> {
     base: WorkerBase<F, S>,
     poll: Poll,
-    listener: Option<TcpListener>,
+    /// The worker's socket on each address, in `Config::listener`'s order; empty once
+    /// shutting down.
+    listeners: Vec<TcpListener>,
+    /// Each listener's TLS (see [`listener_tls`]).
+    tls: Vec<Option<TlsConfig>>,
     conns: Vec<EpollConn<S::State>>,
     /// Connections to run again next turn (read budget used up).
     runnable: Vec<u32>,
-    accept_ready: bool,
+    /// Bit `i`: listener `i` may have connections waiting.
+    accept_ready: u32,
 }
 
 impl<F: FreeList, S: Service> Worker<F, S> {
@@ -102,16 +110,22 @@ impl<F: FreeList, S: Service> Worker<F, S> {
     pub(crate) fn new(
         id: usize,
         poll: Poll,
-        listener: std::net::TcpListener,
+        listeners: Vec<std::net::TcpListener>,
         pool: &Pool<F>,
         shared: Arc<Shared>,
         cfg: Config,
         app: App<S>,
     ) -> io::Result<Self> {
-        let mut listener = TcpListener::from_std(listener);
-        poll.registry()
-            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let mut mine = Vec::with_capacity(listeners.len());
+        for (i, listener) in listeners.into_iter().enumerate() {
+            let mut listener = TcpListener::from_std(listener);
+            poll.registry()
+                .register(&mut listener, Token(LISTENERS + i), Interest::READABLE)?;
+            mine.push(listener);
+        }
+        let accept_ready = (1u32 << mine.len()) - 1;
         let n = cfg.max_conns;
+        let tls = listener_tls(&cfg);
         let base = WorkerBase::new(id, pool.local_cache(), shared, cfg, app);
         let conns = (0..n)
             .map(|slot| EpollConn::new(base.parser(), slot, base.cfg.out_blocks))
@@ -119,10 +133,11 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         Ok(Worker {
             base,
             poll,
-            listener: Some(listener),
+            listeners: mine,
+            tls,
             conns,
             runnable: Vec::with_capacity(n),
-            accept_ready: true,
+            accept_ready,
         })
     }
 
@@ -141,7 +156,9 @@ impl<F: FreeList, S: Service> Worker<F, S> {
             self.tick(now);
             for ev in events.iter() {
                 match ev.token() {
-                    LISTENER => self.accept_ready = true,
+                    Token(t) if (LISTENERS..LISTENERS + MAX_LISTENERS).contains(&t) => {
+                        self.accept_ready |= 1 << (t - LISTENERS);
+                    }
                     // Shutdown, or answers in the mailbox.
                     WAKER => deliver_answers(&mut self, now)?,
                     Token(slot) => {
@@ -191,8 +208,8 @@ impl<F: FreeList, S: Service> Worker<F, S> {
     /// How long the next poll may sleep: until the next deadline, date refresh, accept retry
     /// or pool retry; zero if work is pending.
     fn poll_timeout(&self, now: Instant) -> Option<Duration> {
-        let accept_now = self.accept_ready
-            && self.listener.is_some()
+        let accept_now = self.accept_ready != 0
+            && !self.listeners.is_empty()
             && self.base.accept_paused_until.is_none()
             && !self.base.free.is_empty();
         if !self.runnable.is_empty() || accept_now {
@@ -271,22 +288,30 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         }
     }
 
-    /// Accepts up to a batch of connections, registering them all before serving any.
+    /// Accepts up to a batch of connections on each listener that may have some, registering
+    /// them all before serving any.
     fn accept(&mut self, now: Instant) {
         // Accepting goes on while connections wait for the pool: one left in the backlog has no
         // deadline running, so it would hold its place there until every waiter got a block.
         // Accepted, it waits in the queue behind them (a slot, no block) with its deadline
         // running like theirs.
-        if !self.accept_ready || self.base.accept_paused_until.is_some() {
-            return;
+        for i in 0..self.listeners.len() {
+            if self.base.accept_paused_until.is_some() {
+                return;
+            }
+            if self.accept_ready & (1 << i) != 0 {
+                self.accept_on(i, now);
+            }
         }
-        let Some(listener) = self.listener.as_mut() else {
-            return;
-        };
+    }
+
+    /// Accepts up to a batch of connections on listener `i`.
+    fn accept_on(&mut self, i: usize, now: Instant) {
+        let tls = self.tls[i].as_ref();
         for _ in 0..self.base.cfg.accept_batch {
-            match listener.accept() {
+            match self.listeners[i].accept() {
                 Ok((mut sock, _peer)) => {
-                    if !self.base.admits_handshake() {
+                    if !self.base.admits_handshake(tls) {
                         drop(sock);
                         continue;
                     }
@@ -310,14 +335,14 @@ impl<F: FreeList, S: Service> Worker<F, S> {
                         continue;
                     }
                     let counters = &self.base.shared.counters[self.base.id];
-                    if !self.conns[slot].open(sock, self.base.cfg.tls.as_ref(), counters) {
+                    if !self.conns[slot].open(sock, tls, counters) {
                         self.base.free.push(slot as u32);
                         continue;
                     }
                     self.base.opened(slot, now);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.accept_ready = false;
+                    self.accept_ready &= !(1 << i);
                     return;
                 }
                 Err(e) if is_resource_exhaustion(&e) => {
@@ -352,7 +377,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
     /// Stops accepting; idle connections close now, busy ones after their current exchange.
     fn begin_shutdown(&mut self, now: Instant) {
         self.base.begin_shutdown(now);
-        if let Some(mut l) = self.listener.take() {
+        for mut l in self.listeners.drain(..) {
             let _ = self.poll.registry().deregister(&mut l);
         }
         for slot in 0..self.conns.len() {
@@ -668,11 +693,12 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
         self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
     }
 
-    /// Whether a new connection may start: on an HTTPS listener, not while the worker runs
-    /// `max_handshakes` already (then it is counted and closed).
+    /// Whether a new connection may start: on an HTTPS listener (`tls`), not while the
+    /// worker runs its `max_handshakes` already, counting those of every HTTPS listener
+    /// (then it is counted and closed).
     #[inline]
-    pub(crate) fn admits_handshake(&self) -> bool {
-        let Some(tls) = &self.cfg.tls else {
+    pub(crate) fn admits_handshake(&self, tls: Option<&TlsConfig>) -> bool {
+        let Some(tls) = tls else {
             return true;
         };
         let c = self.counters();
@@ -743,6 +769,14 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
     pub(crate) fn begin_shutdown(&mut self, now: Instant) {
         self.shutdown_deadline = Some(now + self.cfg.shutdown_grace);
     }
+}
+
+/// Each listener's TLS, in `Config::listener`'s order (`None`: plain HTTP): a worker's own
+/// copy, which it reads while it changes its `WorkerBase`.
+pub(crate) fn listener_tls(cfg: &Config) -> Vec<Option<TlsConfig>> {
+    (0..cfg.listener_count())
+        .map(|i| cfg.listener(i).1.cloned())
+        .collect()
 }
 
 /// `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`: the system, not the peer, is out of something.

@@ -20,17 +20,18 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
                 deliver_answers(self, now)?;
             }
             ACCEPT => {
+                // `slot` is the listener's index.
                 if !cqueue::more(cqe.flags()) {
-                    self.accept_armed = false;
+                    self.accept_armed &= !(1 << slot);
                     if self.base.shutting_down() {
-                        self.listener = None;
+                        self.listeners[slot] = None;
                     }
                 }
                 if res >= 0 {
                     // SAFETY: a successful accept's result is a new descriptor that nothing
                     // else owns.
                     let sock = unsafe { TcpStream::from_raw_fd(res) };
-                    self.open(sock, now)?;
+                    self.open(sock, slot, now)?;
                 } else if matches!(
                     -res,
                     libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM

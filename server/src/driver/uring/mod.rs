@@ -9,7 +9,8 @@
 //! (`COOP_TASKRUN` where the kernel refuses those), with a completion queue four times the
 //! submission queue.
 //!
-//! - **Accept:** one multishot accept on the worker's `SO_REUSEPORT` listener. Accepted sockets
+//! - **Accept:** one multishot accept on each of the worker's `SO_REUSEPORT` listeners (its
+//!   index in the request's slot field). Accepted sockets
 //!   inherit `TCP_NODELAY` from the listener (set before it listens: see `server::bind`), so
 //!   there is no setsockopt per connection.
 //! - **Receive:** one multishot receive with buffer select per connection, armed when the
@@ -70,8 +71,11 @@ use crate::service::Service;
 use crate::shared::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
+use crate::tls::TlsConfig;
 use crate::wait_queue::WaitQueue;
-use crate::worker::{deliver_answers, env, wake_pool_waiters, App, PoolWaiters, WorkerBase};
+use crate::worker::{
+    deliver_answers, env, listener_tls, wake_pool_waiters, App, PoolWaiters, WorkerBase,
+};
 
 mod close;
 mod complete;
@@ -420,8 +424,13 @@ pub(crate) struct UringWorker<F: FreeList, S: Service> {
     base: WorkerBase<F, S>,
     ring: IoUring,
     bufs: BufRing<F>,
-    listener: Option<TcpListener>,
-    accept_armed: bool,
+    /// The worker's socket on each address, in `Config::listener`'s order; each dropped
+    /// during shutdown once its accept has completed for the last time.
+    listeners: Vec<Option<TcpListener>>,
+    /// Bit `i`: listener `i`'s multishot accept is armed.
+    accept_armed: u32,
+    /// Each listener's TLS (see `worker::listener_tls`).
+    tls: Vec<Option<TlsConfig>>,
     /// The poll on the mailbox's eventfd is armed.
     wake_armed: bool,
     conns: Vec<UConn<S::State>>,
@@ -444,7 +453,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     /// Sets a worker up on its own thread (the ring's single issuer, the cache's owner).
     pub(crate) fn new(
         id: usize,
-        listener: TcpListener,
+        listeners: Vec<TcpListener>,
         pool: &Pool<F>,
         shared: Arc<Shared>,
         cfg: Config,
@@ -462,8 +471,9 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             ring,
             bufs,
             parked,
-            listener: Some(listener),
-            accept_armed: false,
+            listeners: listeners.into_iter().map(Some).collect(),
+            accept_armed: 0,
+            tls: listener_tls(&base.cfg),
             wake_armed: false,
             conns: (0..n)
                 .map(|slot| UConn::new(base.parser(), slot, base.cfg.out_blocks))
@@ -525,7 +535,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
                 && self.recvs_in_flight == 0
                 && self.sends_in_flight == 0
                 && self.closes_in_flight == 0
-                && !self.accept_armed;
+                && self.accept_armed == 0;
             if idle {
                 // SAFETY: no request that selects from the buffer group is in flight (every
                 // receive completed, the accept was cancelled), and every completion was taken.
@@ -603,29 +613,36 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     }
 
     fn arm_accept(&mut self, now: Instant) -> io::Result<()> {
-        if self.accept_armed || self.base.accept_paused_until.is_some_and(|t| now < t) {
+        if self.base.accept_paused_until.is_some_and(|t| now < t) {
             return Ok(());
         }
         self.base.accept_paused_until = None;
-        let Some(listener) = &self.listener else {
-            return Ok(());
-        };
-        let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
-            .flags(libc::SOCK_CLOEXEC)
-            .build()
-            .user_data(user_data(ACCEPT, 0, 0));
-        // SAFETY: the request names no memory; the listener stays open until the accept's
-        // final completion (it is dropped only once `accept_armed` is false).
-        unsafe { self.push(&sqe)? };
-        self.accept_armed = true;
+        for i in 0..self.listeners.len() {
+            let Some(listener) = &self.listeners[i] else {
+                continue;
+            };
+            if self.accept_armed & (1 << i) != 0 {
+                continue;
+            }
+            let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
+                .flags(libc::SOCK_CLOEXEC)
+                .build()
+                .user_data(user_data(ACCEPT, 0, i));
+            // SAFETY: the request names no memory; the listener stays open until the accept's
+            // final completion (it is dropped only once its `accept_armed` bit is clear).
+            unsafe { self.push(&sqe)? };
+            self.accept_armed |= 1 << i;
+        }
         Ok(())
     }
 
-    fn open(&mut self, sock: TcpStream, now: Instant) -> io::Result<()> {
+    /// Serves a connection accepted on listener `i`.
+    fn open(&mut self, sock: TcpStream, i: usize, now: Instant) -> io::Result<()> {
         if self.base.shutting_down() {
             return Ok(()); // dropped: closed
         }
-        if !self.base.admits_handshake() {
+        let tls = self.tls[i].as_ref();
+        if !self.base.admits_handshake(tls) {
             return Ok(()); // dropped: closed
         }
         let Some(slot) = self.base.take_slot() else {
@@ -633,7 +650,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         };
         let uc = &mut self.conns[slot];
         let counters = &self.base.shared.counters[self.base.id];
-        if !uc.conn.open(self.base.cfg.tls.as_ref(), counters) {
+        if !uc.conn.open(tls, counters) {
             self.base.free.push(slot as u32);
             return Ok(());
         }
@@ -778,12 +795,14 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     /// Stops accepting; idle connections close now, busy ones after their current exchange.
     fn begin_shutdown(&mut self, now: Instant) -> io::Result<()> {
         self.base.begin_shutdown(now);
-        if self.accept_armed {
-            let sqe = cancel_request(user_data(ACCEPT, 0, 0));
-            // SAFETY: the request names no memory.
-            unsafe { self.push(&sqe)? };
-        } else {
-            self.listener = None;
+        for i in 0..self.listeners.len() {
+            if self.accept_armed & (1 << i) != 0 {
+                let sqe = cancel_request(user_data(ACCEPT, 0, i));
+                // SAFETY: the request names no memory.
+                unsafe { self.push(&sqe)? };
+            } else {
+                self.listeners[i] = None;
+            }
         }
         for slot in 0..self.conns.len() {
             let uc = &self.conns[slot];
