@@ -194,8 +194,9 @@ else
         --tls-cert "$CERT" --tls-key "$TLS_DIR/other.pem"
 
     echo "== HTTPS: start"
-    "$BIN" --addr "127.0.0.1:$TLS_PORT" --workers 2 ${IO:+--io "$IO"} \
-        --tls-cert "$CERT" --tls-key "$KEY" >"$LOG" 2>&1 &
+    # Plain HTTP on the next port too: one server, both kinds of listener.
+    "$BIN" --addr "127.0.0.1:$TLS_PORT" --http-addr "127.0.0.1:$((TLS_PORT + 1))" --workers 2 \
+        ${IO:+--io "$IO"} --tls-cert "$CERT" --tls-key "$KEY" >"$LOG" 2>&1 &
     TLS_PID=$!
     for _ in $(seq 100); do
         grep -q "listening on" "$LOG" && break
@@ -337,6 +338,9 @@ PY
 
     echo "== HTTPS: /stats, then SIGTERM"
     if have curl; then
+        out="$(curl -s --max-time 5 "http://127.0.0.1:$((TLS_PORT + 1))/plaintext")" || true
+        [ "$out" = "Hello, World!" ] && ok "curl http:// on --http-addr beside https:// on --addr: 200, body" \
+            || bad "--http-addr: $out"
         stats="$(curl -s --max-time 5 --cacert "$CERT" "$TLS_BASE/stats")" || true
         echo "$stats"
         grep -q '"tls_handshakes":0[,}]' <<<"$stats" && grep -q '"tls_refused":0[,}]' <<<"$stats" \
