@@ -294,14 +294,16 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         // Accepting goes on while connections wait for the pool: one left in the backlog has no
         // deadline running, so it would hold its place there until every waiter got a block.
         // Accepted, it waits in the queue behind them (a slot, no block) with its deadline
-        // running like theirs.
-        for i in 0..self.listeners.len() {
-            if self.base.accept_paused_until.is_some() {
+        // running like theirs. Each listener that may have connections waiting gets a batch
+        // in turn, with no loop at all when none may (the kept-alive turn).
+        let mut ready = self.accept_ready;
+        while ready != 0 && self.base.accept_paused_until.is_none() {
+            let i = ready.trailing_zeros() as usize;
+            ready &= ready - 1;
+            if i >= self.listeners.len() {
                 return;
             }
-            if self.accept_ready & (1 << i) != 0 {
-                self.accept_on(i, now);
-            }
+            self.accept_on(i, now);
         }
     }
 
