@@ -429,6 +429,8 @@ pub(crate) struct UringWorker<F: FreeList, S: Service> {
     listeners: Vec<Option<TcpListener>>,
     /// Bit `i`: listener `i`'s multishot accept is armed.
     accept_armed: u32,
+    /// A bit for each listener: `accept_armed` in the usual turn.
+    accept_all: u32,
     /// Each listener's TLS (see `worker::listener_tls`).
     tls: Vec<Option<TlsConfig>>,
     /// The poll on the mailbox's eventfd is armed.
@@ -471,6 +473,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             ring,
             bufs,
             parked,
+            accept_all: (1u32 << listeners.len()) - 1,
             listeners: listeners.into_iter().map(Some).collect(),
             accept_armed: 0,
             tls: listener_tls(&base.cfg),
@@ -613,7 +616,10 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     }
 
     fn arm_accept(&mut self, now: Instant) -> io::Result<()> {
-        if self.base.accept_paused_until.is_some_and(|t| now < t) {
+        // The usual turn: every listener's accept armed.
+        if self.accept_armed == self.accept_all
+            || self.base.accept_paused_until.is_some_and(|t| now < t)
+        {
             return Ok(());
         }
         self.base.accept_paused_until = None;
