@@ -6,15 +6,19 @@
 //! read: a server that disagreed with a strict front end about where a body ends would answer
 //! it (or answer bytes of the body as a request).
 //!
-//! Rows run in parallel, one connection each, against one server.
+//! Rows run in parallel, one connection each, against one server; then all of them again over
+//! HTTPS, where every close the server decides must also end the TLS stream cleanly
+//! (`close_notify`), so that a client can tell a whole answer from a cut one.
 
 mod common;
 
-use std::io::Read;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::thread;
 
 use common::*;
+use server_demo::Config;
 
 /// What the server must do with a row (followed by `GET /plaintext`).
 #[derive(Clone, Copy, Debug)]
@@ -214,9 +218,8 @@ const ROWS: &[(&str, &[u8], Want)] = &[
     ("9112 §3.2 no Host", b"POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", Reject(400)),
 ];
 
-/// Runs one row on its own connection; `Err` says what went wrong.
-fn run(server: std::net::SocketAddr, wire: &[u8], want: Want) -> Result<(), String> {
-    let mut c = Client::new(server);
+/// Runs one row on its own connection `c`; `Err` says what went wrong.
+fn run<S: Read + Write>(mut c: Client<S>, wire: &[u8], want: Want) -> Result<(), String> {
     let mut sent = wire.to_vec();
     sent.extend_from_slice(GET_PLAINTEXT);
     c.send(&sent);
@@ -287,7 +290,7 @@ fn run(server: std::net::SocketAddr, wire: &[u8], want: Want) -> Result<(), Stri
 }
 
 /// One response with `status` and `Connection: close`, then the close: nothing else.
-fn rejected(c: &mut Client, status: u16) -> Result<(), String> {
+fn rejected<S: Read + Write>(c: &mut Client<S>, status: u16) -> Result<(), String> {
     let mut all = Vec::new();
     c.stream
         .read_to_end(&mut all)
@@ -329,16 +332,16 @@ fn check(ok: bool, why: String) -> Result<(), String> {
     }
 }
 
-driver_test! {
-fn every_row_is_framed_or_refused_as_the_rfcs_say() {
-    let server = start(config());
-    let addr = server.local_addr();
+/// Runs every row, each on its own connection from `connect`, and fails with every row that
+/// went wrong.
+fn matrix<S: Read + Write>(connect: impl Fn() -> Client<S> + Sync) {
+    let connect = &connect;
     let failures: Vec<String> = thread::scope(|s| {
         let handles: Vec<_> = ROWS
             .iter()
             .map(|&(rule, wire, want)| {
                 s.spawn(move || {
-                    let outcome = catch_unwind(AssertUnwindSafe(|| run(addr, wire, want)));
+                    let outcome = catch_unwind(AssertUnwindSafe(|| run(connect(), wire, want)));
                     match outcome {
                         Ok(result) => result.err().map(|e| format!("{rule}: {e}")),
                         Err(p) => {
@@ -364,5 +367,24 @@ fn every_row_is_framed_or_refused_as_the_rfcs_say() {
         ROWS.len(),
         failures.join("\n")
     );
+}
+
+driver_test! {
+fn every_row_is_framed_or_refused_as_the_rfcs_say() {
+    let server = start(config());
+    let addr: SocketAddr = server.local_addr();
+    matrix(|| Client::new(addr));
+}
+}
+
+driver_test! {
+fn every_row_is_framed_or_refused_alike_over_https() {
+    let pki = tls::pki();
+    let server = start(Config {
+        tls: Some(tls::tls_config(&pki)),
+        ..config()
+    });
+    let addr = server.local_addr();
+    matrix(|| tls::connect(&pki, addr));
 }
 }

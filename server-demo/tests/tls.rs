@@ -5,46 +5,14 @@
 //! and HTTPS listeners in one server.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use server_demo::{Config, Listener, ServerHandle, TlsConfig};
 
 mod common;
+use common::tls::{connect, pki, tls_config, Pki, Tls};
 use common::{driver_test, payload, wait_until, Client, GET_PLAINTEXT as PLAIN, HELLO};
-
-struct Pki {
-    chain: Vec<CertificateDer<'static>>,
-    key: PrivateKeyDer<'static>,
-    client: Arc<ClientConfig>,
-}
-
-fn pki() -> Pki {
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let der = cert.cert.der().clone();
-    let mut roots = RootCertStore::empty();
-    roots.add(der.clone()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut client = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    client.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Pki {
-        chain: vec![der],
-        key: PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into()),
-        client: Arc::new(client),
-    }
-}
-
-fn tls_config(pki: &Pki) -> TlsConfig {
-    let tls = bufslab_tls::Config::with_single_cert(pki.chain.clone(), pki.key.clone_key());
-    TlsConfig::new(tls.unwrap())
-}
 
 fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHandle {
     let mut tls = tls_config(pki);
@@ -52,14 +20,6 @@ fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHa
     tweak(&mut cfg, &mut tls);
     cfg.tls = Some(tls);
     common::start(cfg)
-}
-
-type Tls = StreamOwned<ClientConnection, TcpStream>;
-
-fn connect(pki: &Pki, addr: SocketAddr) -> Client<Tls> {
-    let name = ServerName::try_from("localhost").unwrap();
-    let conn = ClientConnection::new(Arc::clone(&pki.client), name).unwrap();
-    Client::over(StreamOwned::new(conn, common::connect(addr)))
 }
 
 /// Reads to the end of the stream: `Ok` when it ended with `close_notify`.

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use server_demo::{Config, IoMode, Server, ServerError, ServerHandle};
 
+pub mod tls;
+
 /// Generous: tests wait on events, never on exact timings.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
