@@ -207,7 +207,7 @@ if [ "$REPORT" != - ]; then
   REV=${REVISION:-}
   if [ -z "$REV" ]; then
     REV=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-    if [ -n "$(git status --porcelain -- pool http-codec server-demo benches 2>/dev/null)" ]; then
+    if [ -n "$(git status --porcelain -- Cargo.lock pool http-codec uring tls ws server server-demo benches 2>/dev/null)" ]; then
       REV="$REV (with uncommitted changes)"
     fi
   fi

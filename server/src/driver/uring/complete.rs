@@ -125,30 +125,27 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         Ok(())
     }
 
-    /// Files a block received for the open connection in `slot` behind its unread input: as
-    /// `pending` when there is none, else appended to `pending` where it fits (a copy, but only
-    /// of input that came while the core was busy), else parked, and the multishot receive
-    /// cancelled: the connection reads no further until the core has taken its input, as the
-    /// epoll driver stops reading (the peer meets TCP's flow control). Blocks the kernel posted
-    /// before the cancel took effect are parked too.
+    /// Files a block received for the open connection in `slot` behind its unread input (see
+    /// [`file`]); when it is parked, the multishot receive is cancelled: the connection reads
+    /// no further until the core has taken its input, as the epoll driver stops reading (the
+    /// peer meets TCP's flow control). Blocks the kernel posted before the cancel took effect
+    /// are parked too.
     pub(super) fn file_block(&mut self, slot: usize, buf: PoolBuf) -> io::Result<()> {
         let Some(uc) = self.conns.get_mut(slot) else {
             return Ok(());
         };
-        let Some(pending) = uc.io.pending.as_mut() else {
-            uc.io.pending = Some(buf);
-            return Ok(());
-        };
-        if uc.io.parked == 0 && pending.spare_capacity() >= buf.len() {
-            pending.put_slice(&buf);
-            // Copied: the block goes home.
-            self.base.gave_back();
-            return Ok(());
-        }
-        // The ring is refilled only to `entries - parked.len()`: there is room.
+        // The ring is refilled only to `entries - parked.len()`, and `buf` came from it: there
+        // is room to park.
         debug_assert!(self.parked.len() < self.bufs.entries());
-        self.parked.push_back((slot as u32, buf));
-        uc.io.parked += 1;
+        match file(&mut self.parked, &mut uc.io, slot, buf) {
+            Filed::Pending => return Ok(()),
+            Filed::Copied => {
+                // The block goes home.
+                self.base.gave_back();
+                return Ok(());
+            }
+            Filed::Parked => {}
+        }
         if uc.io.recv_armed && !uc.io.recv_cancel {
             uc.io.recv_cancel = true;
             WorkerCounters::add(&self.base.counters().receive_pauses, 1);

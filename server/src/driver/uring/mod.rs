@@ -20,7 +20,9 @@
 //!   holds no block. A block that arrives while the core is busy (sending, or waiting for the
 //!   pool) waits in the connection (`pending`); a second one is appended to it where it fits,
 //!   else it is parked in the worker's queue and the receive is cancelled until the core has
-//!   taken that input: the backpressure the epoll driver gets by not reading. The ring is refilled
+//!   taken that input: the backpressure the epoll driver gets by not reading. While any block
+//!   of the connection is parked, the next goes behind it (`requests::file`), so the core
+//!   takes its input in the order it came. The ring is refilled
 //!   only to its size less the parked blocks, so the queue never grows (see `parked`).
 //!   `ENOBUFS` (the ring ran dry, which ends the receive) is a wait for the pool, never a close:
 //!   the connection waits in the worker's queue of ring waiters (its head's deadline running
@@ -214,30 +216,35 @@ impl<T: Default> UConn<T> {
 
     fn new(parser: Parser, slot: usize, out_blocks: usize) -> UConn<T> {
         UConn {
-            io: UIo {
-                sock: None,
-                gen: 0,
-                recv_armed: false,
-                recv_cancel: false,
-                parked: 0,
-                recv_own: false,
-                sending: false,
-                closing: false,
-                expire_pending: None,
-                eof: false,
-                read_error: false,
-                pending: None,
-                iov: [libc::iovec {
-                    iov_base: std::ptr::null_mut(),
-                    iov_len: 0,
-                }; SEND_BLOCKS],
-            },
+            io: UIo::new(),
             conn: Link::new(parser, slot, out_blocks),
         }
     }
 }
 
 impl UIo {
+    /// A closed slot's: no socket, nothing in flight, nothing received.
+    fn new() -> UIo {
+        UIo {
+            sock: None,
+            gen: 0,
+            recv_armed: false,
+            recv_cancel: false,
+            parked: 0,
+            recv_own: false,
+            sending: false,
+            closing: false,
+            expire_pending: None,
+            eof: false,
+            read_error: false,
+            pending: None,
+            iov: [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; SEND_BLOCKS],
+        }
+    }
+
     /// The kernel uses the connection's blocks: a send, or a receive into its read block.
     fn busy(&self) -> bool {
         self.sending || self.recv_own

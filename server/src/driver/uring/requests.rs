@@ -89,6 +89,48 @@ pub(super) fn unpark(parked: &mut VecDeque<(u32, PoolBuf)>, uio: &mut UIo, slot:
     }
 }
 
+/// Where [`file`] put a received block.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Filed {
+    /// It is the connection's `pending` block.
+    Pending,
+    /// Its bytes were appended to `pending`: the block itself is free.
+    Copied,
+    /// It waits in `parked`, behind the connection's older input.
+    Parked,
+}
+
+/// Files `buf`, received for the connection in `slot`, behind its unread input: as `pending`
+/// when there is none, else appended to `pending` where it fits (a copy, but only of input
+/// that came while the core was busy), else parked. While any of the connection's blocks is
+/// parked it goes behind them, even with `pending` empty (the core took it, and stopped before
+/// the turn moved the next parked block up): the core takes `pending` before the parked
+/// blocks, so a block put there would overtake older input.
+#[inline(always)]
+pub(super) fn file(
+    parked: &mut VecDeque<(u32, PoolBuf)>,
+    uio: &mut UIo,
+    slot: usize,
+    buf: PoolBuf,
+) -> Filed {
+    if uio.parked == 0 {
+        match uio.pending.as_mut() {
+            None => {
+                uio.pending = Some(buf);
+                return Filed::Pending;
+            }
+            Some(pending) if pending.spare_capacity() >= buf.len() => {
+                pending.put_slice(&buf);
+                return Filed::Copied;
+            }
+            Some(_) => {}
+        }
+    }
+    parked.push_back((slot as u32, buf));
+    uio.parked += 1;
+    Filed::Parked
+}
+
 /// Queues a request on `ring`, submitting first if the submission queue is full.
 ///
 /// # Safety
@@ -158,4 +200,102 @@ pub(super) fn send_request<T: Default>(
         opcode::Writev::new(fd, uio.iov.as_ptr(), n as u32).build()
     };
     sqe.user_data(user_data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes the connection's turns hand the core from here: `pending`, then each parked
+    /// block as `unpark` moves it up.
+    fn take_all(parked: &mut VecDeque<(u32, PoolBuf)>, uio: &mut UIo, slot: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            unpark(parked, uio, slot);
+            match uio.pending.take() {
+                Some(buf) => out.extend_from_slice(&buf),
+                None => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_received_while_older_ones_are_parked_goes_behind_them() {
+        let pool = bufslab::Pool::new();
+        let block = |byte: u8, len: Option<usize>| {
+            let mut b = pool.get(SMALL_BLOCK).unwrap();
+            let len = len.unwrap_or(b.spare_capacity());
+            b.put_slice(&vec![byte; len]);
+            b
+        };
+        let (mut parked, mut uio, slot) = (VecDeque::new(), UIo::new(), 3);
+        // Another connection's parked block, which must stay where it is.
+        parked.push_back((7, block(9, Some(10))));
+        // The core is busy: the first block waits as `pending` (full), the next is parked.
+        let first = block(1, None);
+        let first_len = first.len();
+        assert_eq!(file(&mut parked, &mut uio, slot, first), Filed::Pending);
+        assert_eq!(
+            file(&mut parked, &mut uio, slot, block(2, Some(100))),
+            Filed::Parked
+        );
+        // A turn hands the core `pending`, and the core stops (a response to send) before the
+        // turn moves the parked block up: `pending` is empty, one block parked.
+        let taken = uio.pending.take().unwrap();
+        assert_eq!(uio.parked, 1);
+        // Blocks the kernel posted before the cancel took effect come now: behind the parked
+        // one, never ahead of it.
+        assert_eq!(
+            file(&mut parked, &mut uio, slot, block(3, Some(200))),
+            Filed::Parked
+        );
+        assert_eq!(
+            file(&mut parked, &mut uio, slot, block(4, Some(50))),
+            Filed::Parked
+        );
+        let mut got = taken.to_vec();
+        got.extend(take_all(&mut parked, &mut uio, slot));
+        let mut want = vec![1; first_len];
+        for (byte, len) in [(2, 100), (3, 200), (4, 50)] {
+            want.extend(std::iter::repeat(byte).take(len));
+        }
+        assert!(got == want, "the connection's input was reordered");
+        assert_eq!(uio.parked, 0);
+        assert_eq!(parked.len(), 1);
+        assert_eq!(parked[0].0, 7);
+    }
+
+    #[test]
+    fn a_block_is_copied_behind_pending_only_when_nothing_is_parked() {
+        let pool = bufslab::Pool::new();
+        let block = |byte: u8, len: usize| {
+            let mut b = pool.get(SMALL_BLOCK).unwrap();
+            b.put_slice(&vec![byte; len]);
+            b
+        };
+        let (mut parked, mut uio, slot) = (VecDeque::new(), UIo::new(), 0);
+        assert_eq!(
+            file(&mut parked, &mut uio, slot, block(1, 10)),
+            Filed::Pending
+        );
+        assert_eq!(
+            file(&mut parked, &mut uio, slot, block(2, 10)),
+            Filed::Copied
+        );
+        assert_eq!(
+            file(&mut parked, &mut uio, slot, block(3, SMALL_BLOCK)),
+            Filed::Parked
+        );
+        // It would fit behind `pending`, but an older block is parked.
+        assert_eq!(
+            file(&mut parked, &mut uio, slot, block(4, 10)),
+            Filed::Parked
+        );
+        let got = take_all(&mut parked, &mut uio, slot);
+        let mut want = vec![1; 10];
+        want.extend([2; 10]);
+        want.extend([3; SMALL_BLOCK]);
+        want.extend([4; 10]);
+        assert!(got == want, "the connection's input was reordered");
+    }
 }
