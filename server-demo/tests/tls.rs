@@ -1,7 +1,9 @@
 //! HTTPS through the engine, under each driver, with rustls as the client: keep-alive,
 //! pipelining and bodies; a key update from the client; `close_notify` on `Connection: close`
 //! and on shutdown; a record that does not open (an alert, the connection closed, and no byte
-//! of it served); the bound on handshakes in progress; the handshake's deadline.
+//! of it served); the bound on handshakes in progress; the handshake's deadline. TLS 1.2 with
+//! each ECDHE-ECDSA suite, switched off, and at its record limit (no `KeyUpdate`: the
+//! connection ends with `close_notify`).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -56,9 +58,35 @@ fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHa
 type Tls = StreamOwned<ClientConnection, TcpStream>;
 
 fn connect(pki: &Pki, addr: SocketAddr) -> Client<Tls> {
+    connect_with(&pki.client, addr)
+}
+
+fn connect_with(client: &Arc<ClientConfig>, addr: SocketAddr) -> Client<Tls> {
     let name = ServerName::try_from("localhost").unwrap();
-    let conn = ClientConnection::new(Arc::clone(&pki.client), name).unwrap();
+    let conn = ClientConnection::new(Arc::clone(client), name).unwrap();
     Client::over(StreamOwned::new(conn, common::connect(addr)))
+}
+
+/// The TLS 1.2 suites rustls offers for the test's ECDSA certificate.
+const TLS12_SUITES: [rustls::SupportedCipherSuite; 3] = [
+    rustls::crypto::ring::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    rustls::crypto::ring::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    rustls::crypto::ring::cipher_suite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+];
+
+/// A rustls client speaking only TLS 1.2, with `suite`, trusting `pki`'s certificate.
+fn client_tls12(pki: &Pki, suite: rustls::SupportedCipherSuite) -> Arc<ClientConfig> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites = vec![suite];
+    let mut roots = RootCertStore::empty();
+    roots.add(pki.chain[0].clone()).unwrap();
+    let mut client = ClientConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS12])
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    client.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(client)
 }
 
 /// Reads to the end of the stream: `Ok` when it ended with `close_notify`.
@@ -109,6 +137,88 @@ driver_test! {
         let r = c.request(&req);
         assert_eq!((r.status, r.body), (200, body));
         drop(c);
+        server.stop().unwrap();
+    }
+}
+
+/// The exchanges of `keep_alive_pipelining_and_bodies` on one connection.
+fn exchanges(c: &mut Client<Tls>) {
+    for _ in 0..3 {
+        let r = c.request(PLAIN);
+        assert_eq!((r.status, r.body), (200, HELLO.to_vec()));
+    }
+    c.send(&PLAIN.repeat(16));
+    for _ in 0..16 {
+        assert_eq!(c.response().status, 200);
+    }
+    for len in [0, 1, 1024, 16 * 1024 - 1, 16 * 1024 + 1, 100_000] {
+        let body = payload(len);
+        let r = c.request(&echo(&body));
+        assert_eq!((r.status, r.body), (200, body), "echo of {len}");
+    }
+}
+
+driver_test! {
+    fn tls12_keep_alive_pipelining_and_bodies_every_suite() {
+        let pki = pki();
+        let server = start(&pki, |_, _| {});
+        for suite in TLS12_SUITES {
+            let mut c = connect_with(&client_tls12(&pki, suite), server.local_addr());
+            exchanges(&mut c);
+            assert_eq!(
+                c.stream.conn.protocol_version(),
+                Some(rustls::ProtocolVersion::TLSv1_2)
+            );
+            assert_eq!(c.stream.conn.negotiated_cipher_suite(), Some(suite));
+            c.send(b"GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+            let rest = read_to_end(&mut c.stream).expect("close_notify, then FIN");
+            assert!(rest.ends_with(HELLO));
+        }
+        assert_eq!(server.stats().bad_requests, 0);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
+    fn tls12_switched_off_is_refused_with_protocol_version() {
+        let pki = pki();
+        let tls = bufslab_tls::Config::single_cert_builder(pki.chain.clone(), pki.key.clone_key())
+            .unwrap()
+            .tls12(false)
+            .build()
+            .unwrap();
+        let cfg = Config {
+            tls: Some(TlsConfig::new(tls)),
+            ..common::config()
+        };
+        let server = common::start(cfg);
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[0]), server.local_addr());
+        c.stream.write_all(PLAIN).unwrap_or_default();
+        let e = read_to_end(&mut c.stream).expect_err("the server's alert");
+        assert!(e.to_string().contains("ProtocolVersion"), "{e}");
+        // TLS 1.3 clients are served as before.
+        let mut c = connect(&pki, server.local_addr());
+        assert_eq!(c.request(PLAIN).status, 200);
+        assert_eq!(server.stats().tls_handshake_failures, 1);
+        drop(c);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
+    fn tls12_at_the_record_limit_the_connection_ends_with_close_notify() {
+        let pki = pki();
+        // The server's Finished took record 0; the limit keeps 2 records for control: records
+        // 1 and 2 carry responses, 3 the close_notify.
+        let server = start(&pki, |_, tls| tls.record_limit = Some(5));
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[0]), server.local_addr());
+        for _ in 0..2 {
+            assert_eq!(c.request(PLAIN).status, 200);
+        }
+        c.send(PLAIN);
+        let rest = read_to_end(&mut c.stream).expect("close_notify, then FIN");
+        assert!(rest.is_empty(), "no response after the limit");
+        assert_eq!(server.stats().tls_key_updates, 0);
         server.stop().unwrap();
     }
 }
@@ -255,6 +365,13 @@ driver_test! {
         assert_eq!(
             String::from_utf8(body).unwrap(),
             format!("TLSv1.3 {suite} http/1.1 localhost false")
+        );
+        drop(c);
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[2]), server.local_addr());
+        let r = c.request(PLAIN);
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            "TLSv1.2 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 http/1.1 localhost false"
         );
         drop(c);
         server.stop().unwrap();

@@ -30,6 +30,7 @@ use crate::record::{
 #[derive(Clone, Debug)]
 pub struct Config {
     rustls: Arc<ServerConfig>,
+    tls12: bool,
 }
 
 impl Config {
@@ -86,22 +87,47 @@ impl Config {
     /// # Ok::<(), bufslab_tls::LoadError>(())
     /// ```
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, LoadError> {
+        Self::pem_files_builder(cert, key)?
+            .build()
+            .map_err(|e| load_error(e, cert, key))
+    }
+
+    /// A builder serving the certificate chain and key in two PEM files, for settings other
+    /// than the defaults (errors as [`Config::from_pem_files`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let config = bufslab_tls::Config::pem_files_builder("cert.pem".as_ref(), "key.pem".as_ref())?
+    ///     .tls12(false)
+    ///     .build()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pem_files_builder(cert: &Path, key: &Path) -> Result<ConfigBuilder, LoadError> {
         let (chain, key_der) = crate::load::pem_files(cert, key)?;
-        Self::with_single_cert(chain, key_der).map_err(|e| match e {
-            Error::Handshake(rustls::Error::InconsistentKeys(
-                rustls::InconsistentKeys::KeyMismatch,
-            )) => LoadError::KeyMismatch {
-                cert: cert.to_owned(),
-                key: key.to_owned(),
-            },
-            Error::Handshake(e) => LoadError::Rejected(e),
-            other => LoadError::Rejected(rustls::Error::General(other.to_string())),
-        })
+        Self::single_cert_builder(chain, key_der).map_err(|e| load_error(e, cert, key))
     }
 
     /// The rustls configuration underneath, for reading.
     pub fn rustls_config(&self) -> &Arc<ServerConfig> {
         &self.rustls
+    }
+
+    /// Whether TLS 1.2 clients are served ([`ConfigBuilder::tls12`]).
+    pub fn tls12(&self) -> bool {
+        self.tls12
+    }
+}
+
+fn load_error(e: Error, cert: &Path, key: &Path) -> LoadError {
+    match e {
+        Error::Handshake(rustls::Error::InconsistentKeys(
+            rustls::InconsistentKeys::KeyMismatch,
+        )) => LoadError::KeyMismatch {
+            cert: cert.to_owned(),
+            key: key.to_owned(),
+        },
+        other => other.into(),
     }
 }
 
@@ -191,6 +217,7 @@ impl ConfigBuilder {
         }
         Ok(Config {
             rustls: Arc::new(config),
+            tls12: self.tls12,
         })
     }
 }
@@ -597,7 +624,11 @@ impl Connection {
     /// The IANA name of [`Connection::cipher_suite`], e.g. `TLS_AES_128_GCM_SHA256` or
     /// `TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`.
     pub fn cipher_suite_name(&self) -> &'static str {
-        self.cipher_suite.as_str().unwrap_or(self.suite().name())
+        match self.version() {
+            // rustls names them `TLS13_*`.
+            Version::Tls13 => self.suite().name(),
+            _ => self.cipher_suite.as_str().unwrap_or(self.suite().name()),
+        }
     }
 
     /// Where the plaintext goes in the buffer given to [`Connection::seal_in_place`]
