@@ -175,7 +175,12 @@ driver_test! {
             assert!(rest.ends_with(HELLO));
         }
         assert_eq!(server.stats().bad_requests, 0);
+        // An idle TLS 1.2 connection when the server stops: close_notify (an AES-GCM one, with
+        // its explicit nonce) all the same.
+        let mut idle = connect_with(&client_tls12(&pki, TLS12_SUITES[1]), server.local_addr());
+        assert_eq!(idle.request(PLAIN).status, 200);
         server.stop().unwrap();
+        assert!(read_to_end(&mut idle.stream).expect("close_notify on shutdown").is_empty());
     }
 }
 
