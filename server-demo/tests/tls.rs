@@ -2,16 +2,20 @@
 //! pipelining and bodies; a key update from the client; `close_notify` on `Connection: close`
 //! and on shutdown; a record that does not open (an alert, the connection closed, and no byte
 //! of it served); the bound on handshakes in progress; the handshake's deadline. TLS 1.2 with
-//! each ECDHE-ECDSA suite, switched off, and at its record limit (no `KeyUpdate`: the
-//! connection ends with `close_notify`).
+//! each ECDHE-ECDSA suite, switched off, a renegotiation refused (at once, with a
+//! `no_renegotiation` warning; the second attempt closes), and at its record limit (no
+//! `KeyUpdate`: the connection ends with `close_notify`).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bufslab_tls::record::{ContentType, Opener, Sealer, Suite, Version, HEADER_LEN};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use rustls::{
+    ClientConfig, ClientConnection, ConnectionTrafficSecrets, RootCertStore, StreamOwned,
+};
 use server_demo::{Config, ServerHandle, TlsConfig};
 
 mod common;
@@ -86,7 +90,53 @@ fn client_tls12(pki: &Pki, suite: rustls::SupportedCipherSuite) -> Arc<ClientCon
         .with_root_certificates(roots)
         .with_no_client_auth();
     client.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // For `take_over`.
+    client.enable_secret_extraction = true;
     Arc::new(client)
+}
+
+/// A TLS 1.2 connection's client side after its handshake, taken over from rustls (AES-GCM
+/// only): its socket, and the record layer of `bufslab_tls` with the client's keys, to send
+/// what rustls never sends.
+fn take_over(c: Client<Tls>) -> (TcpStream, Sealer, Opener) {
+    let StreamOwned { conn, sock } = c.stream;
+    // A server that does not answer fails the test instead of hanging it.
+    sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let secrets = conn.dangerous_extract_secrets().unwrap();
+    let keys = |(seq, secrets): (u64, ConnectionTrafficSecrets)| match secrets {
+        ConnectionTrafficSecrets::Aes128Gcm { key, iv } => (
+            Suite::Aes128Gcm,
+            key.as_ref().to_vec(),
+            <[u8; 12]>::try_from(iv.as_ref()).unwrap(),
+            seq,
+        ),
+        _ => panic!("the test's client speaks AES-128-GCM"),
+    };
+    let (suite, key, iv, seq) = keys(secrets.tx);
+    let sealer = Sealer::with_version(Version::Tls12, suite, &key, iv, seq).unwrap();
+    let (suite, key, iv, seq) = keys(secrets.rx);
+    let opener = Opener::with_version(Version::Tls12, suite, &key, iv, seq).unwrap();
+    (sock, sealer, opener)
+}
+
+/// Seals `message` as one record of type `typ` and sends it.
+fn send_record(sock: &mut TcpStream, sealer: &mut Sealer, typ: ContentType, message: &[u8]) {
+    let mut out = vec![0u8; sealer.sealed_len(message.len(), 0)];
+    let n = sealer.seal_message(&mut out, typ, message).unwrap();
+    sock.write_all(&out[..n]).unwrap();
+}
+
+/// Reads one record from the server and opens it; `None` at the end of the stream.
+fn read_record(sock: &mut TcpStream, opener: &mut Opener) -> Option<(ContentType, Vec<u8>)> {
+    let mut record = vec![0u8; HEADER_LEN];
+    if sock.read_exact(&mut record).is_err() {
+        return None;
+    }
+    let len = bufslab_tls::record::record_len(&record).unwrap().unwrap();
+    record.resize(len, 0);
+    sock.read_exact(&mut record[HEADER_LEN..]).unwrap();
+    let opened = opener.open_in_place(&mut record).unwrap();
+    Some((opened.content_type, record[opened.plaintext].to_vec()))
 }
 
 /// Reads to the end of the stream: `Ok` when it ended with `close_notify`.
@@ -206,6 +256,40 @@ driver_test! {
         assert_eq!(c.request(PLAIN).status, 200);
         assert_eq!(server.stats().tls_handshake_failures, 1);
         drop(c);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
+    fn tls12_renegotiation_is_refused_at_once_then_the_connection_goes_on() {
+        let pki = pki();
+        let server = start(&pki, |_, _| {});
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[0]), server.local_addr());
+        assert_eq!(c.request(PLAIN).status, 200);
+        let (mut sock, mut sealer, mut opener) = take_over(c);
+        // A ClientHello (its header and 4 bytes of body): the server answers at once with a
+        // no_renegotiation warning, as rustls does, without waiting for a request.
+        let hello = [1, 0, 0, 4, 3, 3, 0, 0];
+        send_record(&mut sock, &mut sealer, ContentType::Handshake, &hello);
+        assert_eq!(
+            read_record(&mut sock, &mut opener),
+            Some((ContentType::Alert, vec![1, 100]))
+        );
+        // Requests go on.
+        send_record(&mut sock, &mut sealer, ContentType::ApplicationData, PLAIN);
+        let (typ, response) = read_record(&mut sock, &mut opener).unwrap();
+        assert_eq!(typ, ContentType::ApplicationData);
+        assert!(response.starts_with(b"HTTP/1.1 200 OK"));
+        assert!(response.ends_with(HELLO));
+        // A second attempt ends the connection: unexpected_message, then the close.
+        send_record(&mut sock, &mut sealer, ContentType::Handshake, &hello);
+        assert_eq!(
+            read_record(&mut sock, &mut opener),
+            Some((ContentType::Alert, vec![2, 10]))
+        );
+        assert_eq!(read_record(&mut sock, &mut opener), None);
+        wait_until("the connection closed", || server.stats().connections_open == 0);
+        assert_eq!(server.stats().tls_key_updates, 0);
         server.stop().unwrap();
     }
 }

@@ -503,7 +503,13 @@ impl Sealer {
         self.dir.rekey(key, iv).map_err(|e| self.fail(e))
     }
 
-    fn seal_message(
+    /// Seals a copy of `message` as one record of type `typ` into `out` (at least
+    /// [`Sealer::sealed_len`]`(message.len(), 0)` bytes); returns its length. For control
+    /// records [`Sealer::seal_alert`] and [`Sealer::seal_key_update`] are the ones a server
+    /// sends; this is the record layer's general form (a test's client sends a TLS 1.2
+    /// renegotiation `ClientHello` with it). No limit applies but the sequence number's: the
+    /// caller decides what a message may be.
+    pub fn seal_message(
         &mut self,
         out: &mut [u8],
         typ: ContentType,
