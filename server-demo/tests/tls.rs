@@ -101,7 +101,8 @@ fn client_tls12(pki: &Pki, suite: rustls::SupportedCipherSuite) -> Arc<ClientCon
 fn take_over(c: Client<Tls>) -> (TcpStream, Sealer, Opener) {
     let StreamOwned { conn, sock } = c.stream;
     // A server that does not answer fails the test instead of hanging it.
-    sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let secrets = conn.dangerous_extract_secrets().unwrap();
     let keys = |(seq, secrets): (u64, ConnectionTrafficSecrets)| match secrets {
         ConnectionTrafficSecrets::Aes128Gcm { key, iv } => (

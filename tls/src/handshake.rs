@@ -702,10 +702,11 @@ impl Connection {
                         self.received_close = true;
                         Ok(Received::Closed)
                     }
-                    Ok(AlertEvent::Warning(_)) if self.warnings >= MAX_WARNING_ALERTS => {
-                        Err(self.opener.fail(Error::TooManyWarningAlerts))
-                    }
-                    Ok(AlertEvent::Warning(_)) => {
+                    // rustls counts `user_canceled` among the warnings too.
+                    Ok(AlertEvent::Warning(_) | AlertEvent::UserCanceled) if tls12 => {
+                        if self.warnings >= MAX_WARNING_ALERTS {
+                            return Err(self.opener.fail(Error::TooManyWarningAlerts));
+                        }
                         self.warnings += 1;
                         Ok(Received::Control)
                     }

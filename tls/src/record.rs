@@ -816,8 +816,8 @@ pub enum AlertEvent {
     Warning(AlertDescription),
 }
 
-/// TLS 1.2: warning alerts (other than `close_notify`) accepted on one connection, as rustls
-/// accepts them; one more is refused.
+/// TLS 1.2: warning alerts (other than `close_notify`; `user_canceled` among them) accepted on
+/// one connection, as rustls accepts them; one more is refused.
 pub const MAX_WARNING_ALERTS: u8 = 4;
 
 /// Reads the plaintext of an alert record (RFC 8446 §6). A fatal alert, a warning other
