@@ -44,10 +44,12 @@ usage: server-demo [flags]
   --pool-prealloc-slabs N   4 KiB-block slabs allocated at start (default 4)
   --pool-strategy S         the pool's shared free list: queue (FIFO) or stack (LIFO) (default queue)
   --io MODE                 I/O driver: auto (io_uring where it works, else epoll), epoll, uring (default auto)
-  --tls-cert FILE           serve HTTPS (TLS 1.3) with this PEM certificate chain, leaf first
+  --tls-cert FILE           serve HTTPS (TLS 1.3 and 1.2) with this PEM certificate chain, leaf first
   --tls-key FILE            ...and this PEM private key (both or neither)
+  --tls12 on|off            serve TLS 1.2 clients too (default on); off: protocol_version alert
   --tls-record-limit N      records per sending key before a KeyUpdate (default: the suite's
-                            limit, 2^24 for AES-GCM); small values test key updates
+                            limit, 2^24 for AES-GCM; TLS 1.2, which has none, closes there);
+                            small values test key updates
   -h, --help                this text
 ";
 
@@ -136,6 +138,21 @@ impl CliError {
     }
 }
 
+/// A switch's value: `on` or `off`.
+struct OnOff(bool);
+
+impl FromStr for OnOff {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s {
+            "on" => Ok(OnOff(true)),
+            "off" => Ok(OnOff(false)),
+            _ => Err(()),
+        }
+    }
+}
+
 /// The value of `flag` (the next argument, or what follows `=`), parsed as `T`.
 fn value<T: FromStr>(p: &mut Parser, flag: &str, expected: &'static str) -> Result<T, CliError> {
     let raw: OsString = p.value()?;
@@ -171,6 +188,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
     let mut cfg = Config::default();
     let (mut tls_cert, mut tls_key) = (None::<PathBuf>, None::<PathBuf>);
     let mut record_limit = None::<u64>;
+    let mut tls12 = None::<bool>;
     let mut p = Parser::from_args(args);
     while let Some(arg) = p.next()? {
         let f = match arg {
@@ -214,19 +232,20 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--tls-cert" => tls_cert = Some(p.value()?.into()),
             "--tls-key" => tls_key = Some(p.value()?.into()),
             "--tls-record-limit" => record_limit = Some(value(&mut p, f, COUNT)?),
+            "--tls12" => tls12 = Some(value::<OnOff>(&mut p, f, "on or off")?.0),
             _ => return Err(CliError::UnknownFlag(flag.clone())),
         }
     }
     cfg.tls = match (tls_cert, tls_key) {
         (Some(cert), Some(key)) => {
-            let mut tls =
-                TlsConfig::from_pem_files(&cert, &key).map_err(|e| CliError::Tls(e.to_string()))?;
+            let mut tls = TlsConfig::from_pem_files_tls12(&cert, &key, tls12.unwrap_or(true))
+                .map_err(|e| CliError::Tls(e.to_string()))?;
             tls.record_limit = record_limit;
             Some(tls)
         }
-        (None, None) if record_limit.is_none() => None,
+        (None, None) if record_limit.is_none() && tls12.is_none() => None,
         (None, None) => {
-            let why = "--tls-record-limit needs --tls-cert and --tls-key";
+            let why = "--tls-record-limit and --tls12 need --tls-cert and --tls-key";
             return Err(CliError::Tls(why.to_owned()));
         }
         _ => {
@@ -338,6 +357,14 @@ mod tests {
     fn tls_flags_come_in_pairs_and_must_load() {
         assert!(matches!(parse("--tls-cert c.pem"), Err(CliError::Tls(_))));
         assert!(matches!(parse("--tls-key k.pem"), Err(CliError::Tls(_))));
+        assert!(matches!(parse("--tls12 off"), Err(CliError::Tls(_))));
+        assert!(matches!(
+            parse("--tls12 maybe"),
+            Err(CliError::BadValue {
+                expected: "on or off",
+                ..
+            })
+        ));
         let Err(CliError::Tls(why)) =
             parse("--tls-cert /nonexistent/c.pem --tls-key /nonexistent/k.pem")
         else {
@@ -399,6 +426,7 @@ mod tests {
             "--tls-cert",
             "--tls-key",
             "--tls-record-limit",
+            "--tls12",
         ] {
             assert!(USAGE.contains(flag), "{flag} missing from USAGE");
             assert!(

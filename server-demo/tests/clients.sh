@@ -4,11 +4,13 @@
 # Then SIGTERM, and checks the exit status and the one-line summary.
 #
 # Then the same over HTTPS, with a certificate openssl makes for the run (ECDSA P-256, for
-# localhost and 127.0.0.1): curl, Python's ssl, openssl s_client (each TLS 1.3 suite; a
-# session resumed with -sess_out/-sess_in; KeyUpdates sent with its K and k commands, then a
-# request; TLS 1.2 refused with a protocol_version alert), wrk and h2load --h1; and start-up
-# refused (exit status 2, the problem named) for a missing certificate file, a key file with no
-# key, and a key that is not the certificate's.
+# localhost and 127.0.0.1): curl, Python's ssl, openssl s_client (each TLS 1.3 suite and each
+# TLS 1.2 ECDHE-ECDSA suite; a session resumed with -sess_out/-sess_in; KeyUpdates sent with
+# its K and k commands, then a request; a TLS 1.2 renegotiation, its R command, refused with a
+# no_renegotiation warning), wrk and h2load --h1; with --tls12 off, TLS 1.2 refused with a
+# protocol_version alert (s_client -tls1_2, curl --tls-max 1.2); and start-up refused (exit
+# status 2, the problem named) for a missing certificate file, a key file with no key, and a
+# key that is not the certificate's.
 #
 #   server-demo/tests/clients.sh            # builds the release binary if needed
 #   PORT=9000 DURATION=2 server-demo/tests/clients.sh
@@ -223,10 +225,9 @@ else
         [ "$out" = same ] && ok "curl https POST 1 MiB chunked /echo" || bad "https chunked echo"
         n="$(curl -sv --max-time 5 --cacert "$CERT" "$TLS_BASE/plaintext" "$TLS_BASE/json" "$TLS_BASE/plaintext" 2>&1 | grep -c "Re-using existing connection" || true)" || true
         [ "$n" -ge 2 ] && ok "curl https keep-alive: connection re-used for $n requests" || bad "curl https reuse: $n"
-        rc=0
-        out="$(curl -sv --max-time 5 --cacert "$CERT" --tls-max 1.2 "$TLS_BASE/plaintext" 2>&1)" || rc=$?
-        [ "$rc" = 35 ] && grep -qi "protocol version" <<<"$out" \
-            && ok "curl --tls-max 1.2: refused (exit 35, protocol version alert)" || bad "curl --tls-max 1.2: exit $rc: $out"
+        out="$(curl -sv --max-time 5 --cacert "$CERT" --tls-max 1.2 "$TLS_BASE/plaintext" 2>&1)" || true
+        grep -q "SSL connection using TLSv1.2" <<<"$out" && grep -q "Hello, World!" <<<"$out" \
+            && ok "curl --tls-max 1.2: TLSv1.2, 200, body" || bad "curl --tls-max 1.2: $out"
     else
         skip "curl not installed"
     fi
@@ -266,15 +267,17 @@ while (d := s2.recv(4096)):
     got += d
 assert got.endswith(b'{"message":"Hello, World!"}'), got
 s2.close()
-# TLS 1.2 only: refused with an alert.
+# TLS 1.2 only: served, keep-alive, with a body.
 old = ssl.create_default_context(cafile=cert)
 old.maximum_version = ssl.TLSVersion.TLSv1_2
-try:
-    old.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5), server_hostname="localhost")
-    raise AssertionError("TLS 1.2 was accepted")
-except ssl.SSLError as e:
-    assert "PROTOCOL_VERSION" in str(e).upper(), e
-print("  ok   python ssl: TLSv1.3", suite, "ALPN http/1.1; keep-alive GET/HEAD/POST (200 kB, chunked); session resumed; TLS 1.2 refused")
+c = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=old)
+for _ in range(3):
+    c.request("GET", "/plaintext"); r = c.getresponse(); assert r.status == 200 and r.read() == b"Hello, World!"
+assert c.sock.version() == "TLSv1.2", c.sock.version()
+suite12 = c.sock.cipher()[0]
+c.request("POST", "/echo", body=body); r = c.getresponse(); assert r.read() == body
+c.close()
+print("  ok   python ssl: TLSv1.3", suite, "ALPN http/1.1; keep-alive GET/HEAD/POST (200 kB, chunked); session resumed; TLSv1.2", suite12, "keep-alive")
 PY
         then :; else bad "python ssl"; fi
     else
@@ -308,10 +311,22 @@ PY
             && ok "s_client $cmd (KeyUpdate$([ "$cmd" = K ] && echo ", update requested")) between requests: all 3 answered" \
             || bad "s_client $cmd: $n answers: $(grep -E "KEYUPDATE|HTTP/1.1|alert|error" <<<"$out")"
     done
+    for suite in ECDHE-ECDSA-AES128-GCM-SHA256 ECDHE-ECDSA-AES256-GCM-SHA384 ECDHE-ECDSA-CHACHA20-POLY1305; do
+        out="$({ printf "$REQ_CLOSE"; sleep 2; } | s_client -tls1_2 -cipher "$suite")" || true
+        grep -q "New, TLSv1.2, Cipher is $suite" <<<"$out" && grep -q "Verify return code: 0 (ok)" <<<"$out" \
+            && grep -q '{"message":"Hello, World!"}' <<<"$out" \
+            && ok "s_client -tls1_2 -cipher $suite: verified, /json answered" || bad "s_client -tls1_2 $suite: $(grep -E "Cipher is|Verify return|HTTP/1.1|alert|error" <<<"$out")"
+    done
+    # R: a renegotiation. The server refuses it with a no_renegotiation warning, as rustls
+    # does; OpenSSL then gives up with a fatal handshake_failure and "no renegotiation".
     rc=0
-    out="$(s_client -tls1_2 </dev/null)" || rc=$?
-    [ "$rc" != 0 ] && grep -q "alert protocol version" <<<"$out" \
-        && ok "s_client -tls1_2: refused with a protocol_version alert" || bad "s_client -tls1_2: exit $rc: $(grep -E "Cipher is|alert|error" <<<"$out")"
+    out="$({ printf "$REQ"; sleep 1; echo R; sleep 1; printf "$REQ"; sleep 1; } | s_client -tls1_2 -msg)" || rc=$?
+    n="$(grep -c "HTTP/1.1 200 OK" <<<"$out" || true)"
+    [ "$rc" != 0 ] && [ "$n" = 1 ] && grep -q "RENEGOTIATING" <<<"$out" \
+        && grep -q "<<< TLS 1.2, Alert \[length 0002\], warning no_renegotiation" <<<"$out" \
+        && grep -q "no renegotiation" <<<"$out" \
+        && ok "s_client -tls1_2, R (renegotiation): refused with a no_renegotiation warning" \
+        || bad "s_client R: exit $rc, $n answers: $(grep -E "RENEGOTIATING|Alert|HTTP/1.1|error" <<<"$out")"
 
     echo "== HTTPS: wrk"
     if have wrk; then
@@ -354,6 +369,32 @@ PY
     tail -1 "$LOG"
     [ "$rc" = 0 ] && ok "HTTPS: exit status 0 after SIGTERM" || bad "HTTPS: exit status $rc"
     grep -q " 0 blocks still rented" "$LOG" && ok "HTTPS: no pool block rented at exit" || bad "HTTPS: blocks still rented"
+
+    echo "== HTTPS: --tls12 off"
+    "$BIN" --addr "127.0.0.1:$TLS_PORT" --workers 1 ${IO:+--io "$IO"} \
+        --tls-cert "$CERT" --tls-key "$KEY" --tls12 off >"$LOG" 2>&1 &
+    TLS_PID=$!
+    for _ in $(seq 100); do
+        grep -q "listening on" "$LOG" && break
+        sleep 0.05
+    done
+    rc=0
+    out="$(s_client -tls1_2 </dev/null)" || rc=$?
+    [ "$rc" != 0 ] && grep -q "alert protocol version" <<<"$out" \
+        && ok "--tls12 off: s_client -tls1_2 refused with a protocol_version alert" || bad "--tls12 off, s_client -tls1_2: exit $rc: $(grep -E "Cipher is|alert|error" <<<"$out")"
+    out="$({ printf "$REQ_CLOSE"; sleep 2; } | s_client -tls1_3)" || true
+    grep -q '{"message":"Hello, World!"}' <<<"$out" && ok "--tls12 off: s_client -tls1_3 served" || bad "--tls12 off, TLS 1.3: $(grep -E "Cipher is|HTTP/1.1|alert|error" <<<"$out")"
+    if have curl; then
+        rc=0
+        out="$(curl -sv --max-time 5 --cacert "$CERT" --tls-max 1.2 "$TLS_BASE/plaintext" 2>&1)" || rc=$?
+        [ "$rc" = 35 ] && grep -qi "protocol version" <<<"$out" \
+            && ok "--tls12 off: curl --tls-max 1.2 refused (exit 35, protocol version alert)" || bad "--tls12 off, curl --tls-max 1.2: exit $rc: $out"
+    fi
+    kill -TERM "$TLS_PID"
+    rc=0
+    wait "$TLS_PID" || rc=$?
+    TLS_PID=
+    [ "$rc" = 0 ] && ok "--tls12 off: exit status 0 after SIGTERM" || bad "--tls12 off: exit status $rc"
     trap - EXIT
     rm -rf "$TLS_DIR" "$LOG"
 fi

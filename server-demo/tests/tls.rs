@@ -2,16 +2,21 @@
 //! pipelining and bodies; a key update from the client; `close_notify` on `Connection: close`
 //! and on shutdown; a record that does not open (an alert, the connection closed, and no byte
 //! of it served); the bound on handshakes in progress; the handshake's deadline; plain HTTP
-//! and HTTPS listeners in one server.
+//! and HTTPS listeners in one server. TLS 1.2 with each ECDHE-ECDSA suite, switched off, a
+//! renegotiation refused (at once, with a `no_renegotiation` warning; the second attempt
+//! closes), and at its record limit (no `KeyUpdate`: the connection ends with `close_notify`).
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
+use bufslab_tls::record::{ContentType, Opener, Sealer, Suite, Version, HEADER_LEN};
+use rustls::{ClientConfig, ConnectionTrafficSecrets, RootCertStore, StreamOwned};
 use server_demo::{Config, Listener, ServerHandle, TlsConfig};
 
 mod common;
-use common::tls::{connect, pki, tls_config, Pki, Tls};
+use common::tls::{connect, connect_with, pki, tls_config, Pki, Tls};
 use common::{driver_test, payload, wait_until, Client, GET_PLAINTEXT as PLAIN, HELLO};
 
 fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHandle {
@@ -20,6 +25,75 @@ fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHa
     tweak(&mut cfg, &mut tls);
     cfg.tls = Some(tls);
     common::start(cfg)
+}
+
+/// The TLS 1.2 suites rustls offers for the test's ECDSA certificate.
+const TLS12_SUITES: [rustls::SupportedCipherSuite; 3] = [
+    rustls::crypto::ring::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    rustls::crypto::ring::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    rustls::crypto::ring::cipher_suite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+];
+
+/// A rustls client speaking only TLS 1.2, with `suite`, trusting `pki`'s certificate.
+fn client_tls12(pki: &Pki, suite: rustls::SupportedCipherSuite) -> Arc<ClientConfig> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites = vec![suite];
+    let mut roots = RootCertStore::empty();
+    roots.add(pki.chain[0].clone()).unwrap();
+    let mut client = ClientConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS12])
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    client.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // For `take_over`.
+    client.enable_secret_extraction = true;
+    Arc::new(client)
+}
+
+/// A TLS 1.2 connection's client side after its handshake, taken over from rustls (AES-GCM
+/// only): its socket, and the record layer of `bufslab_tls` with the client's keys, to send
+/// what rustls never sends.
+fn take_over(c: Client<Tls>) -> (TcpStream, Sealer, Opener) {
+    let StreamOwned { conn, sock } = c.stream;
+    // A server that does not answer fails the test instead of hanging it.
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let secrets = conn.dangerous_extract_secrets().unwrap();
+    let keys = |(seq, secrets): (u64, ConnectionTrafficSecrets)| match secrets {
+        ConnectionTrafficSecrets::Aes128Gcm { key, iv } => (
+            Suite::Aes128Gcm,
+            key.as_ref().to_vec(),
+            <[u8; 12]>::try_from(iv.as_ref()).unwrap(),
+            seq,
+        ),
+        _ => panic!("the test's client speaks AES-128-GCM"),
+    };
+    let (suite, key, iv, seq) = keys(secrets.tx);
+    let sealer = Sealer::with_version(Version::Tls12, suite, &key, iv, seq).unwrap();
+    let (suite, key, iv, seq) = keys(secrets.rx);
+    let opener = Opener::with_version(Version::Tls12, suite, &key, iv, seq).unwrap();
+    (sock, sealer, opener)
+}
+
+/// Seals `message` as one record of type `typ` and sends it.
+fn send_record(sock: &mut TcpStream, sealer: &mut Sealer, typ: ContentType, message: &[u8]) {
+    let mut out = vec![0u8; sealer.sealed_len(message.len(), 0)];
+    let n = sealer.seal_message(&mut out, typ, message).unwrap();
+    sock.write_all(&out[..n]).unwrap();
+}
+
+/// Reads one record from the server and opens it; `None` at the end of the stream.
+fn read_record(sock: &mut TcpStream, opener: &mut Opener) -> Option<(ContentType, Vec<u8>)> {
+    let mut record = vec![0u8; HEADER_LEN];
+    if sock.read_exact(&mut record).is_err() {
+        return None;
+    }
+    let len = bufslab_tls::record::record_len(&record).unwrap().unwrap();
+    record.resize(len, 0);
+    sock.read_exact(&mut record[HEADER_LEN..]).unwrap();
+    let opened = opener.open_in_place(&mut record).unwrap();
+    Some((opened.content_type, record[opened.plaintext].to_vec()))
 }
 
 /// Reads to the end of the stream: `Ok` when it ended with `close_notify`.
@@ -70,6 +144,127 @@ driver_test! {
         let r = c.request(&req);
         assert_eq!((r.status, r.body), (200, body));
         drop(c);
+        server.stop().unwrap();
+    }
+}
+
+/// The exchanges of `keep_alive_pipelining_and_bodies` on one connection.
+fn exchanges(c: &mut Client<Tls>) {
+    for _ in 0..3 {
+        let r = c.request(PLAIN);
+        assert_eq!((r.status, r.body), (200, HELLO.to_vec()));
+    }
+    c.send(&PLAIN.repeat(16));
+    for _ in 0..16 {
+        assert_eq!(c.response().status, 200);
+    }
+    for len in [0, 1, 1024, 16 * 1024 - 1, 16 * 1024 + 1, 100_000] {
+        let body = payload(len);
+        let r = c.request(&echo(&body));
+        assert_eq!((r.status, r.body), (200, body), "echo of {len}");
+    }
+}
+
+driver_test! {
+    fn tls12_keep_alive_pipelining_and_bodies_every_suite() {
+        let pki = pki();
+        let server = start(&pki, |_, _| {});
+        for suite in TLS12_SUITES {
+            let mut c = connect_with(&client_tls12(&pki, suite), server.local_addr());
+            exchanges(&mut c);
+            assert_eq!(
+                c.stream.conn.protocol_version(),
+                Some(rustls::ProtocolVersion::TLSv1_2)
+            );
+            assert_eq!(c.stream.conn.negotiated_cipher_suite(), Some(suite));
+            c.send(b"GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+            let rest = read_to_end(&mut c.stream).expect("close_notify, then FIN");
+            assert!(rest.ends_with(HELLO));
+        }
+        assert_eq!(server.stats().bad_requests, 0);
+        // An idle TLS 1.2 connection when the server stops: close_notify (an AES-GCM one, with
+        // its explicit nonce) all the same.
+        let mut idle = connect_with(&client_tls12(&pki, TLS12_SUITES[1]), server.local_addr());
+        assert_eq!(idle.request(PLAIN).status, 200);
+        server.stop().unwrap();
+        assert!(read_to_end(&mut idle.stream).expect("close_notify on shutdown").is_empty());
+    }
+}
+
+driver_test! {
+    fn tls12_switched_off_is_refused_with_protocol_version() {
+        let pki = pki();
+        let tls = bufslab_tls::Config::single_cert_builder(pki.chain.clone(), pki.key.clone_key())
+            .unwrap()
+            .tls12(false)
+            .build()
+            .unwrap();
+        let cfg = Config {
+            tls: Some(TlsConfig::new(tls)),
+            ..common::config()
+        };
+        let server = common::start(cfg);
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[0]), server.local_addr());
+        c.stream.write_all(PLAIN).unwrap_or_default();
+        let e = read_to_end(&mut c.stream).expect_err("the server's alert");
+        assert!(e.to_string().contains("ProtocolVersion"), "{e}");
+        // TLS 1.3 clients are served as before.
+        let mut c = connect(&pki, server.local_addr());
+        assert_eq!(c.request(PLAIN).status, 200);
+        assert_eq!(server.stats().tls_handshake_failures, 1);
+        drop(c);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
+    fn tls12_renegotiation_is_refused_at_once_then_the_connection_goes_on() {
+        let pki = pki();
+        let server = start(&pki, |_, _| {});
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[0]), server.local_addr());
+        assert_eq!(c.request(PLAIN).status, 200);
+        let (mut sock, mut sealer, mut opener) = take_over(c);
+        // A ClientHello (its header and 4 bytes of body): the server answers at once with a
+        // no_renegotiation warning, as rustls does, without waiting for a request.
+        let hello = [1, 0, 0, 4, 3, 3, 0, 0];
+        send_record(&mut sock, &mut sealer, ContentType::Handshake, &hello);
+        assert_eq!(
+            read_record(&mut sock, &mut opener),
+            Some((ContentType::Alert, vec![1, 100]))
+        );
+        // Requests go on.
+        send_record(&mut sock, &mut sealer, ContentType::ApplicationData, PLAIN);
+        let (typ, response) = read_record(&mut sock, &mut opener).unwrap();
+        assert_eq!(typ, ContentType::ApplicationData);
+        assert!(response.starts_with(b"HTTP/1.1 200 OK"));
+        assert!(response.ends_with(HELLO));
+        // A second attempt ends the connection: unexpected_message, then the close.
+        send_record(&mut sock, &mut sealer, ContentType::Handshake, &hello);
+        assert_eq!(
+            read_record(&mut sock, &mut opener),
+            Some((ContentType::Alert, vec![2, 10]))
+        );
+        assert_eq!(read_record(&mut sock, &mut opener), None);
+        wait_until("the connection closed", || server.stats().connections_open == 0);
+        assert_eq!(server.stats().tls_key_updates, 0);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
+    fn tls12_at_the_record_limit_the_connection_ends_with_close_notify() {
+        let pki = pki();
+        // The server's Finished took record 0; the limit keeps 2 records for control: records
+        // 1 and 2 carry responses, 3 the close_notify.
+        let server = start(&pki, |_, tls| tls.record_limit = Some(5));
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[0]), server.local_addr());
+        for _ in 0..2 {
+            assert_eq!(c.request(PLAIN).status, 200);
+        }
+        c.send(PLAIN);
+        let rest = read_to_end(&mut c.stream).expect("close_notify, then FIN");
+        assert!(rest.is_empty(), "no response after the limit");
+        assert_eq!(server.stats().tls_key_updates, 0);
         server.stop().unwrap();
     }
 }
@@ -217,6 +412,13 @@ driver_test! {
         assert_eq!(
             String::from_utf8(body).unwrap(),
             format!("TLSv1.3 {suite} http/1.1 localhost false")
+        );
+        drop(c);
+        let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[2]), server.local_addr());
+        let r = c.request(PLAIN);
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            "TLSv1.2 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 http/1.1 localhost false"
         );
         drop(c);
         server.stop().unwrap();

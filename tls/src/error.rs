@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-/// A TLS alert description (RFC 8446 §6): the ones this crate sends or names, and any other
+/// A TLS alert description (RFC 8446 §6, RFC 5246 §7.2): the ones this crate sends or names, and any other
 /// code as received.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -27,6 +27,8 @@ pub enum AlertDescription {
     InternalError,
     /// `user_canceled` (90).
     UserCanceled,
+    /// `no_renegotiation` (100): TLS 1.2's warning for a renegotiation refused.
+    NoRenegotiation,
     /// Any other code.
     Other(u8),
 }
@@ -45,6 +47,7 @@ impl AlertDescription {
             Self::ProtocolVersion => 70,
             Self::InternalError => 80,
             Self::UserCanceled => 90,
+            Self::NoRenegotiation => 100,
             Self::Other(code) => code,
         }
     }
@@ -62,6 +65,7 @@ impl AlertDescription {
             70 => Self::ProtocolVersion,
             80 => Self::InternalError,
             90 => Self::UserCanceled,
+            100 => Self::NoRenegotiation,
             other => Self::Other(other),
         }
     }
@@ -80,6 +84,7 @@ impl fmt::Display for AlertDescription {
             Self::ProtocolVersion => "protocol_version",
             Self::InternalError => "internal_error",
             Self::UserCanceled => "user_canceled",
+            Self::NoRenegotiation => "no_renegotiation",
             Self::Other(code) => return write!(f, "alert {code}"),
         };
         f.write_str(name)
@@ -122,6 +127,12 @@ pub enum Error {
     /// Another record type between the pieces of a handshake message split across records
     /// (RFC 8446 §5.1).
     HandshakeInterleaved,
+    /// TLS 1.2: more than one renegotiation attempt (a `ClientHello` after the handshake);
+    /// the first is answered with a `no_renegotiation` warning, as rustls does.
+    TooManyRenegotiations,
+    /// TLS 1.2: more warning alerts than
+    /// [`MAX_WARNING_ALERTS`](crate::record::MAX_WARNING_ALERTS).
+    TooManyWarningAlerts,
     /// A `KeyUpdate` whose `request_update` is neither 0 nor 1.
     BadKeyUpdate,
     /// An alert or handshake message that does not parse.
@@ -139,6 +150,12 @@ pub enum Error {
     /// The key's record limit is reached (for AES-GCM, the confidentiality limit): send a
     /// `KeyUpdate` first. A refusal: nothing was sealed and the direction is not poisoned.
     KeyUpdateNeeded,
+    /// TLS 1.2, which has no `KeyUpdate`: the sending key's record limit is reached (for
+    /// AES-GCM, the confidentiality limit); send `close_notify` and close, as rustls does. A
+    /// refusal: nothing was sealed and the direction is not poisoned.
+    KeysExhausted,
+    /// TLS 1.2 has no padding: a record was to be sealed with some.
+    PaddingUnsupported,
     /// A control record (a `KeyUpdate` the peer asked for or the record limit calls for) must
     /// be written with `Connection::write_control` before more data is sealed. A refusal:
     /// nothing was sealed.
@@ -173,6 +190,8 @@ impl Error {
             | Self::EmptyControlRecord
             | Self::TooManyEmptyRecords
             | Self::UnexpectedHandshake(_)
+            | Self::TooManyRenegotiations
+            | Self::TooManyWarningAlerts
             | Self::KeyUpdateNotAligned
             | Self::HandshakeInterleaved => A::UnexpectedMessage,
             Self::BadRecordVersion(_) | Self::Decode | Self::WarningAlert(_) => A::DecodeError,
@@ -181,11 +200,13 @@ impl Error {
             | Self::Closed
             | Self::SequenceExhausted
             | Self::KeyUpdateNeeded
+            | Self::KeysExhausted
             | Self::ControlPending
             | Self::Handshake(_)
             | Self::ClosedDuringHandshake => return None,
             Self::BufferTooSmall(_)
             | Self::PlaintextTooLarge
+            | Self::PaddingUnsupported
             | Self::BadKey
             | Self::UnsupportedSuite
             | Self::Internal(_) => A::InternalError,
@@ -216,6 +237,8 @@ impl fmt::Display for Error {
             Self::HandshakeInterleaved => {
                 f.write_str("other records between the pieces of a handshake message")
             }
+            Self::TooManyRenegotiations => f.write_str("more than one renegotiation attempt"),
+            Self::TooManyWarningAlerts => f.write_str("too many warning alerts"),
             Self::BadKeyUpdate => f.write_str("key update with an invalid request_update"),
             Self::Decode => f.write_str("alert or handshake message does not parse"),
             Self::BadAlertLevel(l) => write!(f, "alert level {l}"),
@@ -224,6 +247,10 @@ impl fmt::Display for Error {
             Self::Closed => f.write_str("connection closed in this direction"),
             Self::SequenceExhausted => f.write_str("record sequence number exhausted"),
             Self::KeyUpdateNeeded => f.write_str("key update needed before more records"),
+            Self::KeysExhausted => {
+                f.write_str("sending key's record limit reached (TLS 1.2: close the connection)")
+            }
+            Self::PaddingUnsupported => f.write_str("padding in a TLS 1.2 record"),
             Self::ControlPending => f.write_str("a control record must be written first"),
             Self::BufferTooSmall(n) => write!(f, "buffer too small: {n} bytes needed"),
             Self::PlaintextTooLarge => f.write_str("plaintext over 2^14 bytes"),

@@ -19,16 +19,18 @@ use rustls::{ConnectionTrafficSecrets, HandshakeKind};
 use crate::error::{AlertDescription, Error};
 use crate::load::LoadError;
 use crate::record::{
-    self, AlertEvent, ContentType, HandshakeJoiner, KeyUpdate, Opener, Sealer, Suite,
-    MAX_RECORD_LEN,
+    self, AlertEvent, ContentType, HandshakeJoiner, KeyUpdate, Opener, RenegotiationGuard, Sealer,
+    Suite, Version, MAX_RECORD_LEN, MAX_WARNING_ALERTS,
 };
 
-/// A server configuration: TLS 1.3 only, the `ring` provider, ALPN, tickets, no 0-RTT, and
-/// the secret extraction the switch to the own record layer needs. Cheap to clone; share one
-/// among all connections (resumption tickets are keyed per configuration).
+/// A server configuration: TLS 1.3, and TLS 1.2 unless switched off
+/// ([`ConfigBuilder::tls12`]), the `ring` provider, ALPN, tickets, no 0-RTT, and the secret
+/// extraction the switch to the own record layer needs. Cheap to clone; share one among all
+/// connections (resumption tickets are keyed per configuration).
 #[derive(Clone, Debug)]
 pub struct Config {
     rustls: Arc<ServerConfig>,
+    tls12: bool,
 }
 
 impl Config {
@@ -39,6 +41,7 @@ impl Config {
             alpn: vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()],
             resumption: true,
             suites: None,
+            tls12: true,
         }
     }
 
@@ -84,22 +87,47 @@ impl Config {
     /// # Ok::<(), bufslab_tls::LoadError>(())
     /// ```
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, LoadError> {
+        Self::pem_files_builder(cert, key)?
+            .build()
+            .map_err(|e| load_error(e, cert, key))
+    }
+
+    /// A builder serving the certificate chain and key in two PEM files, for settings other
+    /// than the defaults (errors as [`Config::from_pem_files`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let config = bufslab_tls::Config::pem_files_builder("cert.pem".as_ref(), "key.pem".as_ref())?
+    ///     .tls12(false)
+    ///     .build()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pem_files_builder(cert: &Path, key: &Path) -> Result<ConfigBuilder, LoadError> {
         let (chain, key_der) = crate::load::pem_files(cert, key)?;
-        Self::with_single_cert(chain, key_der).map_err(|e| match e {
-            Error::Handshake(rustls::Error::InconsistentKeys(
-                rustls::InconsistentKeys::KeyMismatch,
-            )) => LoadError::KeyMismatch {
-                cert: cert.to_owned(),
-                key: key.to_owned(),
-            },
-            Error::Handshake(e) => LoadError::Rejected(e),
-            other => LoadError::Rejected(rustls::Error::General(other.to_string())),
-        })
+        Self::single_cert_builder(chain, key_der).map_err(|e| load_error(e, cert, key))
     }
 
     /// The rustls configuration underneath, for reading.
     pub fn rustls_config(&self) -> &Arc<ServerConfig> {
         &self.rustls
+    }
+
+    /// Whether TLS 1.2 clients are served ([`ConfigBuilder::tls12`]).
+    pub fn tls12(&self) -> bool {
+        self.tls12
+    }
+}
+
+fn load_error(e: Error, cert: &Path, key: &Path) -> LoadError {
+    match e {
+        Error::Handshake(rustls::Error::InconsistentKeys(
+            rustls::InconsistentKeys::KeyMismatch,
+        )) => LoadError::KeyMismatch {
+            cert: cert.to_owned(),
+            key: key.to_owned(),
+        },
+        other => other.into(),
     }
 }
 
@@ -110,6 +138,7 @@ pub struct ConfigBuilder {
     alpn: Vec<Vec<u8>>,
     resumption: bool,
     suites: Option<Vec<Suite>>,
+    tls12: bool,
 }
 
 impl ConfigBuilder {
@@ -129,11 +158,23 @@ impl ConfigBuilder {
         self
     }
 
-    /// The cipher suites offered, in order of preference (default: all three, AES-128-GCM,
-    /// AES-256-GCM, ChaCha20-Poly1305, as rustls orders them). A client that offers none of
-    /// them is refused (`handshake_failure`).
+    /// The AEADs offered, in order of preference, in both versions (default: all three,
+    /// AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, as rustls orders them; in TLS 1.2 the
+    /// ECDHE suites with them, ECDSA or RSA as the certificate's key signs). A client that
+    /// offers none of them is refused (`handshake_failure`).
     pub fn cipher_suites(mut self, suites: &[Suite]) -> Self {
         self.suites = Some(suites.to_vec());
+        self
+    }
+
+    /// Whether TLS 1.2 clients are served (default: yes, as rustls's defaults, curl, nginx
+    /// and most servers have it; TLS 1.3 is preferred whenever the client offers it). Off,
+    /// a client that offers only TLS 1.2 is refused with `protocol_version`. TLS 1.2 goes
+    /// through the same record layer, with no allocation per record either; it has no
+    /// `KeyUpdate` (a key at its record limit ends the connection) and refuses
+    /// renegotiation.
+    pub fn tls12(mut self, on: bool) -> Self {
+        self.tls12 = on;
         self
     }
 
@@ -144,12 +185,21 @@ impl ConfigBuilder {
             let all = std::mem::take(&mut provider.cipher_suites);
             provider.cipher_suites = suites
                 .iter()
-                .filter_map(|want| all.iter().find(|s| s.suite() == want.rustls()).copied())
+                .flat_map(|want| {
+                    all.iter()
+                        .filter(|s| Suite::of(s.suite()) == Some(*want))
+                        .copied()
+                })
                 .collect();
         }
         let provider = Arc::new(provider);
+        let versions: &[&rustls::SupportedProtocolVersion] = if self.tls12 {
+            &[&rustls::version::TLS13, &rustls::version::TLS12]
+        } else {
+            &[&rustls::version::TLS13]
+        };
         let mut config = ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(&[&rustls::version::TLS13])
+            .with_protocol_versions(versions)
             .map_err(Error::Handshake)?
             .with_no_client_auth()
             .with_cert_resolver(Arc::new(RecordSni(self.resolver)));
@@ -167,6 +217,7 @@ impl ConfigBuilder {
         }
         Ok(Config {
             rustls: Arc::new(config),
+            tls12: self.tls12,
         })
     }
 }
@@ -439,21 +490,31 @@ impl Handshake {
             .conn
             .dangerous_into_kernel_connection()
             .map_err(Error::Handshake)?;
+        let version = match kernel.protocol_version() {
+            rustls::ProtocolVersion::TLSv1_3 => Version::Tls13,
+            rustls::ProtocolVersion::TLSv1_2 => Version::Tls12,
+            _ => return Err(Error::Internal("protocol version")),
+        };
         let (tx_seq, tx) = secrets.tx;
         let (rx_seq, rx) = secrets.rx;
         let (suite, key, iv) = traffic_keys(&tx)?;
-        let sealer = Sealer::new(suite, key, iv, tx_seq)?;
+        let sealer = Sealer::with_version(version, suite, key, iv, tx_seq)?;
         let (suite, key, iv) = traffic_keys(&rx)?;
-        let opener = Opener::new(suite, key, iv, rx_seq)?;
+        let opener = Opener::with_version(version, suite, key, iv, rx_seq)?;
         Ok(Connection {
             sealer,
             opener,
+            cipher_suite: kernel.negotiated_cipher_suite().suite(),
             kernel,
             alpn,
             sni: self.sni,
             resumed,
             owed_key_update: None,
             joiner: HandshakeJoiner::default(),
+            renegotiation: RenegotiationGuard::default(),
+            refused_renegotiation: false,
+            owed_no_renegotiation: false,
+            warnings: 0,
             sent_close: false,
             received_close: false,
         })
@@ -480,19 +541,22 @@ pub enum Received {
     /// Application data: `record[range]`.
     Data(Range<usize>),
     /// Nothing for the application: an empty record, a `KeyUpdate` (if the peer asked for
-    /// ours, [`Connection::wants_control`] is now true), a `user_canceled` warning.
+    /// ours, [`Connection::wants_control`] is now true), a `user_canceled` warning; in TLS 1.2
+    /// a warning alert, or a renegotiation `ClientHello` (then [`Connection::wants_control`] is
+    /// true: a `no_renegotiation` warning is owed).
     Control,
     /// The peer's `close_notify`: it sends no more. We may still send, then close. Every
     /// record after it is ignored, unopened, and reported as `Closed` again.
     Closed,
 }
 
-/// An established TLS 1.3 connection: the own record layer in both directions, and rustls's
-/// key schedule for `KeyUpdate`s. I/O-free: records are opened and sealed in the caller's
-/// buffers, with no allocation per record.
+/// An established TLS 1.3 or TLS 1.2 connection: the own record layer in both directions, and
+/// rustls's key schedule for TLS 1.3's `KeyUpdate`s. I/O-free: records are opened and sealed
+/// in the caller's buffers, with no allocation per record.
 pub struct Connection {
     sealer: Sealer,
     opener: Opener,
+    cipher_suite: rustls::CipherSuite,
     kernel: KernelConnection<ServerConnectionData>,
     alpn: Option<Vec<u8>>,
     sni: Option<String>,
@@ -501,6 +565,14 @@ pub struct Connection {
     owed_key_update: Option<bool>,
     /// The first bytes of a `KeyUpdate` split across records.
     joiner: HandshakeJoiner,
+    /// TLS 1.2: the renegotiation `ClientHello`s the client sends.
+    renegotiation: RenegotiationGuard,
+    /// TLS 1.2: one renegotiation was refused (rustls allows one; the next is an error).
+    refused_renegotiation: bool,
+    /// TLS 1.2: a `no_renegotiation` warning is to be written.
+    owed_no_renegotiation: bool,
+    /// TLS 1.2: warning alerts received.
+    warnings: u8,
     sent_close: bool,
     received_close: bool,
 }
@@ -528,14 +600,47 @@ impl Connection {
         self.sni.as_deref()
     }
 
-    /// The protocol version: always TLS 1.3 in this version of the crate.
+    /// The protocol version: TLS 1.3, or TLS 1.2 where the configuration allows it and the
+    /// client offers no better.
     pub fn protocol_version(&self) -> rustls::ProtocolVersion {
         self.kernel.protocol_version()
     }
 
-    /// The cipher suite.
+    /// The record layer's version.
+    pub fn version(&self) -> Version {
+        self.sealer.version()
+    }
+
+    /// The AEAD ([`Connection::cipher_suite`] names the whole suite).
     pub fn suite(&self) -> Suite {
         self.sealer.suite()
+    }
+
+    /// The cipher suite negotiated (in TLS 1.2, with its key exchange and signature).
+    pub fn cipher_suite(&self) -> rustls::CipherSuite {
+        self.cipher_suite
+    }
+
+    /// The IANA name of [`Connection::cipher_suite`], e.g. `TLS_AES_128_GCM_SHA256` or
+    /// `TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`.
+    pub fn cipher_suite_name(&self) -> &'static str {
+        match self.version() {
+            // rustls names them `TLS13_*`.
+            Version::Tls13 => self.suite().name(),
+            _ => self.cipher_suite.as_str().unwrap_or(self.suite().name()),
+        }
+    }
+
+    /// Where the plaintext goes in the buffer given to [`Connection::seal_in_place`]
+    /// ([`Sealer::plaintext_start`]): [`record::HEADER_LEN`], or 13 for TLS 1.2 AES-GCM.
+    pub fn plaintext_start(&self) -> usize {
+        self.sealer.plaintext_start()
+    }
+
+    /// The length of the record `plaintext_len` bytes with `padding` zeros seal into
+    /// ([`Sealer::sealed_len`]).
+    pub fn sealed_len(&self, plaintext_len: usize, padding: usize) -> usize {
+        self.sealer.sealed_len(plaintext_len, padding)
     }
 
     /// Whether the handshake resumed an earlier session.
@@ -577,20 +682,55 @@ impl Connection {
         }
         let opened = self.opener.open_in_place(record)?;
         let plaintext = &record[opened.plaintext.clone()];
-        if self.joiner.is_pending() && opened.content_type != ContentType::Handshake {
+        let tls12 = self.version() == Version::Tls12;
+        if (self.joiner.is_pending() || self.renegotiation.is_pending())
+            && opened.content_type != ContentType::Handshake
+        {
             return Err(self.opener.fail(Error::HandshakeInterleaved));
         }
         match opened.content_type {
             ContentType::ApplicationData if plaintext.is_empty() => Ok(Received::Control),
             ContentType::ApplicationData => Ok(Received::Data(opened.plaintext)),
-            ContentType::Alert => match record::parse_alert(plaintext) {
-                Ok(AlertEvent::CloseNotify) => {
-                    self.received_close = true;
-                    Ok(Received::Closed)
+            ContentType::Alert => {
+                let event = if tls12 {
+                    record::parse_alert_tls12(plaintext)
+                } else {
+                    record::parse_alert(plaintext)
+                };
+                match event {
+                    Ok(AlertEvent::CloseNotify) => {
+                        self.received_close = true;
+                        Ok(Received::Closed)
+                    }
+                    // rustls counts `user_canceled` among the warnings too.
+                    Ok(AlertEvent::Warning(_) | AlertEvent::UserCanceled) if tls12 => {
+                        if self.warnings >= MAX_WARNING_ALERTS {
+                            return Err(self.opener.fail(Error::TooManyWarningAlerts));
+                        }
+                        self.warnings += 1;
+                        Ok(Received::Control)
+                    }
+                    Ok(_) => Ok(Received::Control),
+                    Err(e) => Err(self.opener.fail(e)),
                 }
-                Ok(_) => Ok(Received::Control),
-                Err(e) => Err(self.opener.fail(e)),
-            },
+            }
+            // A renegotiation: the first is refused with a warning (RFC 5746 §4.4), and the
+            // connection goes on, as rustls does; a second is an error.
+            ContentType::Handshake if tls12 => {
+                let hellos = self
+                    .renegotiation
+                    .push(plaintext)
+                    .map_err(|e| self.opener.fail(e))?;
+                if hellos == 0 {
+                    return Ok(Received::Control);
+                }
+                if hellos > 1 || self.refused_renegotiation {
+                    return Err(self.opener.fail(Error::TooManyRenegotiations));
+                }
+                self.refused_renegotiation = true;
+                self.owed_no_renegotiation = !self.sent_close;
+                Ok(Received::Control)
+            }
             ContentType::Handshake => {
                 let Some(update) = self
                     .joiner
@@ -617,25 +757,49 @@ impl Connection {
     }
 
     /// Whether a control record must be written ([`Connection::write_control`]) before more
-    /// data is sealed: a `KeyUpdate` the peer asked for, one asked for with
-    /// [`Connection::update_keys`], or one the record limit calls for.
+    /// data is sealed: in TLS 1.3 a `KeyUpdate` the peer asked for, one asked for with
+    /// [`Connection::update_keys`], or one the record limit calls for; in TLS 1.2 the
+    /// `no_renegotiation` warning that answers a renegotiation.
     pub fn wants_control(&self) -> bool {
-        !self.sent_close && (self.owed_key_update.is_some() || self.sealer.key_update_due())
+        !self.sent_close
+            && match self.version() {
+                Version::Tls13 => self.owed_key_update.is_some() || self.sealer.key_update_due(),
+                Version::Tls12 => self.owed_no_renegotiation,
+            }
+    }
+
+    /// Whether the sending key is at its record limit in TLS 1.2, which has no `KeyUpdate`:
+    /// [`Connection::seal_in_place`] refuses with [`Error::KeysExhausted`], and the connection
+    /// is to be closed with [`Connection::write_close_notify`] (the limit keeps room for it),
+    /// as rustls does.
+    pub fn keys_exhausted(&self) -> bool {
+        self.version() == Version::Tls12 && self.sealer.key_update_due()
     }
 
     /// Schedules a `KeyUpdate` of ours (written by [`Connection::write_control`]);
-    /// `request_peer` asks the peer to update its sending key too.
+    /// `request_peer` asks the peer to update its sending key too. TLS 1.2 has none: nothing
+    /// is scheduled.
     pub fn update_keys(&mut self, request_peer: bool) {
+        if self.version() == Version::Tls12 {
+            return;
+        }
         let owed = self.owed_key_update.get_or_insert(false);
         *owed |= request_peer;
     }
 
     /// Writes the pending control record into `out` (at least
-    /// [`record::KEY_UPDATE_RECORD_LEN`] bytes) and returns its length, 0 when none is
+    /// [`record::CONTROL_RECORD_LEN`] bytes) and returns its length, 0 when none is
     /// pending. After a `KeyUpdate` the sending key is the next one, from rustls.
     pub fn write_control(&mut self, out: &mut [u8]) -> Result<usize, Error> {
         if !self.wants_control() {
             return Ok(0);
+        }
+        if self.version() == Version::Tls12 {
+            let n = self
+                .sealer
+                .seal_alert(out, AlertDescription::NoRenegotiation)?;
+            self.owed_no_renegotiation = false;
+            return Ok(n);
         }
         let request_peer = self.owed_key_update.unwrap_or(false);
         let n = self.sealer.seal_key_update(out, request_peer)?;
@@ -646,10 +810,12 @@ impl Connection {
         Ok(n)
     }
 
-    /// Seals `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` as one application-data record in
-    /// place, with `padding` zeros (see [`Sealer::seal_in_place`] for the layout); returns
-    /// the record's length. Refuses with [`Error::ControlPending`] while
-    /// [`Connection::wants_control`].
+    /// Seals `buf[start..start + plaintext_len]`, `start` being
+    /// [`Connection::plaintext_start`] (`HEADER_LEN` in TLS 1.3), as one application-data
+    /// record in place, with `padding` zeros (see [`Sealer::seal_in_place`] for the layout;
+    /// TLS 1.2 has no padding); returns the record's length. Refuses with
+    /// [`Error::ControlPending`] while [`Connection::wants_control`], and with
+    /// [`Error::KeysExhausted`] once [`Connection::keys_exhausted`].
     pub fn seal_in_place(
         &mut self,
         buf: &mut [u8],

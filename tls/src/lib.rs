@@ -1,10 +1,10 @@
-//! An I/O-free TLS 1.3 server layer for servers that must not touch the heap on their hot
-//! path: rustls does the handshake, and application data is sealed and opened in place, in
-//! the caller's buffers, by this crate's own small record layer, with no allocation per
-//! record.
+//! An I/O-free TLS 1.3 and TLS 1.2 server layer for servers that must not touch the heap on
+//! their hot path: rustls does the handshake, and application data is sealed and opened in
+//! place, in the caller's buffers, by this crate's own small record layer, with no allocation
+//! per record.
 //!
 //! ```
-//! use bufslab_tls::record::{sealed_len, HEADER_LEN, MAX_RECORD_LEN};
+//! use bufslab_tls::record::MAX_RECORD_LEN;
 //! use bufslab_tls::{Config, Handshake, Received, Status};
 //! # fn demo(chain: Vec<rustls::pki_types::CertificateDer<'static>>,
 //! #         key: rustls::pki_types::PrivateKeyDer<'static>,
@@ -46,13 +46,15 @@
 //!     filled -= len;
 //! }
 //!
-//! // Sending: the response is written after 5 bytes of room, sealed where it lies.
+//! // Sending: the response is written at `plaintext_start()` (after the 5-byte header, and
+//! // in TLS 1.2 with AES-GCM the 8-byte explicit nonce), sealed where it lies.
 //! let n = conn.write_control(&mut tx)?; // a KeyUpdate, if one is due
 //! send(&tx[..n]);
 //! let body = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
-//! tx[HEADER_LEN..HEADER_LEN + body.len()].copy_from_slice(body);
+//! let start = conn.plaintext_start();
+//! tx[start..start + body.len()].copy_from_slice(body);
 //! let n = conn.seal_in_place(&mut tx, body.len(), 0)?;
-//! assert_eq!(n, sealed_len(body.len(), 0));
+//! assert_eq!(n, conn.sealed_len(body.len(), 0));
 //! send(&tx[..n]);
 //! let n = conn.write_close_notify(&mut tx)?;
 //! send(&tx[..n]);
@@ -91,6 +93,13 @@
 //! function makes every nonce and advances the number in the same step, and refuses at the
 //! limit, so no path seals or opens two records under one nonce.
 //!
+//! **TLS 1.2.** The same record layer with TLS 1.2's AEAD records ([`record::Version`]): no
+//! inner type and no padding, an 8-byte explicit nonce for AES-GCM, additional data
+//! `seq || type || version || length`. There is no `KeyUpdate`: a key at its record limit ends
+//! the connection ([`Connection::keys_exhausted`]), and a renegotiation (a `ClientHello` after
+//! the handshake) is refused with a `no_renegotiation` warning, then a second one with
+//! `unexpected_message`, as rustls does. [`ConfigBuilder::tls12`] switches 1.2 off.
+//!
 //! **Limits.** As RFC 8446 and rustls apply them: ciphertext over 2^14 + 256 bytes or
 //! plaintext over 2^14 is `record_overflow`; after the handshake only the outer type
 //! `application_data` with version 0x0303 is accepted (a `change_cipher_spec` is
@@ -109,9 +118,8 @@
 //!
 //! # Not done yet
 //!
-//! TLS 1.2 (the configuration offers TLS 1.3 only and refuses 1.2 clients with
-//! `protocol_version`), 0-RTT (off), client certificates and a client side. `bufslab-server`
-//! serves HTTPS on this crate (its `Config::tls`).
+//! 0-RTT (off), client certificates and a client side. `bufslab-server` serves HTTPS on this
+//! crate (its `Config::tls`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

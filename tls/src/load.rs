@@ -35,6 +35,17 @@ pub enum LoadError {
     Rejected(rustls::Error),
 }
 
+/// A configuration that does not build ([`ConfigBuilder::build`](crate::ConfigBuilder::build)
+/// after [`Config::pem_files_builder`](crate::Config::pem_files_builder)): rustls refused it.
+impl From<crate::Error> for LoadError {
+    fn from(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Handshake(e) => LoadError::Rejected(e),
+            other => LoadError::Rejected(rustls::Error::General(other.to_string())),
+        }
+    }
+}
+
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -1,8 +1,9 @@
-//! The TLS 1.3 record layer (RFC 8446 §5), sealing and opening in the caller's buffer.
+//! The TLS 1.3 record layer (RFC 8446 §5) and the TLS 1.2 AEAD record layer (RFC 5246 §6.2.3.3,
+//! RFC 5288, RFC 7905), sealing and opening in the caller's buffer.
 //!
 //! # Sealing
 //!
-//! The caller lays out one record in one `&mut [u8]`:
+//! The caller lays out one record in one `&mut [u8]`. In TLS 1.3:
 //!
 //! ```text
 //! [ 5 bytes header room ][ plaintext (len) ][ 1 type + padding + 16 tag room ]
@@ -12,6 +13,16 @@
 //! [`Sealer::seal_in_place`] writes the header, the inner content type, the zero padding and
 //! the tag around the plaintext and encrypts it where it lies; the record is
 //! `buf[..sealed_len(len, padding)]`.
+//!
+//! In TLS 1.2 there is no inner type and no padding, and AES-GCM records carry an 8-byte
+//! explicit nonce between the header and the ciphertext:
+//!
+//! ```text
+//! [ 5 bytes header room ][ 8 explicit nonce room (AES-GCM only) ][ plaintext ][ 16 tag room ]
+//!   ^ buf[0]                                    plaintext_start() ^
+//! ```
+//!
+//! [`Sealer::plaintext_start`] and [`Sealer::sealed_len`] give the layout of either version.
 //!
 //! # Opening
 //!
@@ -24,6 +35,11 @@
 //! Each direction has its own key, static IV and 64-bit sequence number. The nonce of a record
 //! is the IV with the sequence number, big-endian, XORed into its last 8 bytes (RFC 8446 §5.3);
 //! one function, `take_nonce`, makes it and advances the number, so no path can reuse one.
+//! TLS 1.2 uses the same nonce for sealing with ChaCha20-Poly1305 (RFC 7905) and, as rustls
+//! does, for AES-GCM, whose last 8 bytes then go on the wire as the explicit nonce; an AES-GCM
+//! record is opened with the 4-byte salt (the IV's first 4 bytes) and the explicit nonce the
+//! peer sent. Every TLS 1.2 record's additional data is `seq || type || version || length`
+//! (13 bytes), so a record opens only at its own sequence number.
 //! A direction seals or opens at most `limit` records per key: the suite's confidentiality
 //! limit when sending (2^24 for AES-GCM, as rustls uses; 2^64 - 1 for ChaCha20-Poly1305),
 //! 2^64 - 1 when receiving. [`Sealer::key_update_due`] turns true [`CONTROL_RESERVE`] records
@@ -50,30 +66,57 @@ pub const MAX_RECORD_LEN: usize = HEADER_LEN + MAX_CIPHERTEXT_LEN;
 pub const MAX_EMPTY_RECORDS: u8 = 32;
 /// Records kept under the limit for control records: one `KeyUpdate`, one alert.
 pub const CONTROL_RESERVE: u64 = 2;
-/// A sealed alert record: header, two bytes, type, tag.
-pub const ALERT_RECORD_LEN: usize = HEADER_LEN + 2 + 1 + TAG_LEN;
-/// A sealed `KeyUpdate` record: header, handshake header (4), one byte, type, tag.
+/// TLS 1.2 AES-GCM's explicit nonce, sent before the ciphertext of each record.
+pub const EXPLICIT_NONCE_LEN: usize = 8;
+/// Room for a sealed alert record of either version: header, explicit nonce (TLS 1.2 AES-GCM),
+/// two bytes, tag. A TLS 1.3 alert takes 24 bytes (two bytes and the inner type).
+pub const ALERT_RECORD_LEN: usize = HEADER_LEN + EXPLICIT_NONCE_LEN + 2 + TAG_LEN;
+/// A sealed `KeyUpdate` record (TLS 1.3 only): header, handshake header (4), one byte, type,
+/// tag.
 pub const KEY_UPDATE_RECORD_LEN: usize = HEADER_LEN + 5 + 1 + TAG_LEN;
+/// Room for any control record ([`ALERT_RECORD_LEN`], [`KEY_UPDATE_RECORD_LEN`]).
+pub const CONTROL_RECORD_LEN: usize = if ALERT_RECORD_LEN > KEY_UPDATE_RECORD_LEN {
+    ALERT_RECORD_LEN
+} else {
+    KEY_UPDATE_RECORD_LEN
+};
+/// The most a record adds to its plaintext, without padding, in either version: the header
+/// and the tag, with the inner type (TLS 1.3) or the explicit nonce (TLS 1.2 AES-GCM).
+pub const MAX_OVERHEAD: usize = HEADER_LEN + EXPLICIT_NONCE_LEN + TAG_LEN;
 
 const LEGACY_VERSION: u16 = 0x0303;
 /// The most inner plaintext (content, type, padding) a record may carry (RFC 8446 §5.4).
 const MAX_INNER_LEN: usize = MAX_PLAINTEXT_LEN + 1;
 const KEY_UPDATE: u8 = 24;
 
-/// The length of a record whose `plaintext_len` bytes are sealed with `padding` zeros.
+/// The length of a TLS 1.3 record whose `plaintext_len` bytes are sealed with `padding` zeros
+/// ([`Sealer::sealed_len`] for either version).
 pub const fn sealed_len(plaintext_len: usize, padding: usize) -> usize {
     HEADER_LEN + plaintext_len + 1 + padding + TAG_LEN
 }
 
-/// The TLS 1.3 cipher suites this record layer seals and opens.
+/// The protocol version a record layer speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Version {
+    /// TLS 1.2 (RFC 5246) with an AEAD suite: no inner content type, no padding, no
+    /// `KeyUpdate`; AES-GCM sends an explicit nonce.
+    Tls12,
+    /// TLS 1.3 (RFC 8446).
+    Tls13,
+}
+
+/// The AEADs this record layer seals and opens: in TLS 1.3 the three cipher suites, in TLS 1.2
+/// the ECDHE suites (ECDSA or RSA) with the same AEAD.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Suite {
-    /// TLS_AES_128_GCM_SHA256.
+    /// TLS_AES_128_GCM_SHA256; in TLS 1.2, TLS_ECDHE_{ECDSA,RSA}_WITH_AES_128_GCM_SHA256.
     Aes128Gcm,
-    /// TLS_AES_256_GCM_SHA384.
+    /// TLS_AES_256_GCM_SHA384; in TLS 1.2, TLS_ECDHE_{ECDSA,RSA}_WITH_AES_256_GCM_SHA384.
     Aes256Gcm,
-    /// TLS_CHACHA20_POLY1305_SHA256.
+    /// TLS_CHACHA20_POLY1305_SHA256; in TLS 1.2,
+    /// TLS_ECDHE_{ECDSA,RSA}_WITH_CHACHA20_POLY1305_SHA256.
     Chacha20Poly1305,
 }
 
@@ -86,7 +129,32 @@ impl Suite {
         }
     }
 
-    /// rustls's name for the suite.
+    /// The AEAD of a rustls cipher suite of either version, if it is one of these.
+    pub fn of(suite: rustls::CipherSuite) -> Option<Suite> {
+        use rustls::CipherSuite as C;
+        match suite {
+            C::TLS13_AES_128_GCM_SHA256
+            | C::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+            | C::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => Some(Suite::Aes128Gcm),
+            C::TLS13_AES_256_GCM_SHA384
+            | C::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+            | C::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => Some(Suite::Aes256Gcm),
+            C::TLS13_CHACHA20_POLY1305_SHA256
+            | C::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+            | C::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => Some(Suite::Chacha20Poly1305),
+            _ => None,
+        }
+    }
+
+    /// The bytes of explicit nonce a TLS 1.2 record of this suite carries (8 for AES-GCM).
+    pub fn explicit_nonce_len(self, version: Version) -> usize {
+        match (version, self) {
+            (Version::Tls12, Self::Aes128Gcm | Self::Aes256Gcm) => EXPLICIT_NONCE_LEN,
+            _ => 0,
+        }
+    }
+
+    /// rustls's name for the TLS 1.3 suite.
     pub fn rustls(self) -> rustls::CipherSuite {
         match self {
             Suite::Aes128Gcm => rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
@@ -110,7 +178,7 @@ impl Suite {
         }
     }
 
-    /// The IANA name.
+    /// The IANA name of the TLS 1.3 suite.
     pub fn name(self) -> &'static str {
         match self {
             Self::Aes128Gcm => "TLS_AES_128_GCM_SHA256",
@@ -126,7 +194,8 @@ impl Suite {
 pub enum ContentType {
     /// `alert` (21).
     Alert,
-    /// `handshake` (22): after the handshake, only `KeyUpdate` is accepted.
+    /// `handshake` (22): after the handshake, only `KeyUpdate` is accepted (TLS 1.3), or a
+    /// `ClientHello` refused as a renegotiation (TLS 1.2).
     Handshake,
     /// `application_data` (23).
     ApplicationData,
@@ -165,11 +234,23 @@ fn make_key(suite: Suite, key: &[u8]) -> Result<LessSafeKey, Error> {
         .map_err(|_| Error::BadKey)
 }
 
-fn header(outer_len: usize) -> [u8; HEADER_LEN] {
+fn header(typ: ContentType, outer_len: usize) -> [u8; HEADER_LEN] {
     let [v0, v1] = LEGACY_VERSION.to_be_bytes();
     // Callers bound `outer_len` by MAX_CIPHERTEXT_LEN, under 2^16.
     let [l0, l1] = (outer_len as u16).to_be_bytes();
-    [ContentType::ApplicationData.code(), v0, v1, l0, l1]
+    [typ.code(), v0, v1, l0, l1]
+}
+
+/// A TLS 1.2 record's additional data: `seq || type || version || plaintext length`
+/// (RFC 5246 §6.2.3.3).
+fn tls12_aad(seq: u64, typ: u8, plaintext_len: usize) -> [u8; 13] {
+    let mut aad = [0u8; 13];
+    aad[..8].copy_from_slice(&seq.to_be_bytes());
+    aad[8] = typ;
+    aad[9..11].copy_from_slice(&LEGACY_VERSION.to_be_bytes());
+    // Callers bound `plaintext_len` by MAX_CIPHERTEXT_LEN, under 2^16.
+    aad[11..].copy_from_slice(&(plaintext_len as u16).to_be_bytes());
+    aad
 }
 
 /// The length of the record that starts `buf`, header included, once its header is there.
@@ -190,9 +271,15 @@ pub fn record_len(buf: &[u8]) -> Result<Option<usize>, Error> {
     Ok(Some(HEADER_LEN + len))
 }
 
-/// After the handshake every record is `application_data` with version 0x0303.
-fn check_header(typ: u8, v0: u8, v1: u8) -> Result<(), Error> {
-    if typ != ContentType::ApplicationData.code() {
+/// After the handshake every record has version 0x0303 and is `application_data` in TLS 1.3
+/// (the real type is inside), `application_data`, `alert` or `handshake` in TLS 1.2 (a
+/// `change_cipher_spec` is unexpected once the keys are in use).
+fn check_header(version: Version, typ: u8, v0: u8, v1: u8) -> Result<(), Error> {
+    let allowed = match version {
+        Version::Tls13 => typ == ContentType::ApplicationData.code(),
+        Version::Tls12 => content_type(typ).is_some(),
+    };
+    if !allowed {
         return Err(Error::UnexpectedRecordType(typ));
     }
     let version = u16::from_be_bytes([v0, v1]);
@@ -202,9 +289,19 @@ fn check_header(typ: u8, v0: u8, v1: u8) -> Result<(), Error> {
     Ok(())
 }
 
-/// What the two halves share: one direction's traffic key, static IV, sequence number and
-/// the error that poisoned it. Nonces come only from [`Direction::next_nonce`].
+fn content_type(code: u8) -> Option<ContentType> {
+    match code {
+        21 => Some(ContentType::Alert),
+        22 => Some(ContentType::Handshake),
+        23 => Some(ContentType::ApplicationData),
+        _ => None,
+    }
+}
+
+/// What the two halves share: one direction's version, traffic key, static IV, sequence
+/// number and the error that poisoned it. Nonces come only from [`Direction::next_nonce`].
 struct Direction {
+    version: Version,
     key: LessSafeKey,
     iv: [u8; NONCE_LEN],
     seq: u64,
@@ -213,8 +310,15 @@ struct Direction {
 }
 
 impl Direction {
-    fn new(suite: Suite, key: &[u8], iv: [u8; NONCE_LEN], seq: u64) -> Result<Self, Error> {
+    fn new(
+        version: Version,
+        suite: Suite,
+        key: &[u8],
+        iv: [u8; NONCE_LEN],
+        seq: u64,
+    ) -> Result<Self, Error> {
         Ok(Self {
+            version,
             key: make_key(suite, key)?,
             iv,
             seq,
@@ -223,8 +327,15 @@ impl Direction {
         })
     }
 
-    fn next_nonce(&mut self, limit: u64) -> Result<Nonce, Error> {
-        take_nonce(&self.iv, &mut self.seq, limit)
+    /// The nonce of the next record and its sequence number (TLS 1.2's additional data).
+    fn next_nonce(&mut self, limit: u64) -> Result<(Nonce, u64), Error> {
+        let seq = self.seq;
+        take_nonce(&self.iv, &mut self.seq, limit).map(|nonce| (nonce, seq))
+    }
+
+    /// Where the plaintext starts in a record: after the header and any explicit nonce.
+    fn plaintext_start(&self) -> usize {
+        HEADER_LEN + self.suite.explicit_nonce_len(self.version)
     }
 
     /// Installs the next key; the caller poisons itself on an error, each half by its own rule.
@@ -242,7 +353,8 @@ impl Direction {
     ) -> core::fmt::DebugStruct<'a, 'b> {
         // Never the key or the IV.
         let mut d = f.debug_struct(name);
-        d.field("suite", &self.suite)
+        d.field("version", &self.version)
+            .field("suite", &self.suite)
             .field("seq", &self.seq)
             .field("failed", &self.failed);
         d
@@ -265,11 +377,24 @@ impl core::fmt::Debug for Sealer {
 }
 
 impl Sealer {
-    /// A sealer for `suite` with this traffic key and IV, whose next record has sequence
-    /// number `seq` (rustls hands over the number it reached during the handshake).
+    /// A TLS 1.3 sealer for `suite` with this traffic key and IV, whose next record has
+    /// sequence number `seq` (rustls hands over the number it reached during the handshake).
     pub fn new(suite: Suite, key: &[u8], iv: [u8; NONCE_LEN], seq: u64) -> Result<Self, Error> {
+        Self::with_version(Version::Tls13, suite, key, iv, seq)
+    }
+
+    /// A sealer of `version`: [`Sealer::new`] for TLS 1.3; for TLS 1.2 `iv` is the 12 bytes
+    /// rustls hands over (for AES-GCM, the 4-byte salt and 8 bytes that the sequence number
+    /// is XORed into to make each record's explicit nonce).
+    pub fn with_version(
+        version: Version,
+        suite: Suite,
+        key: &[u8],
+        iv: [u8; NONCE_LEN],
+        seq: u64,
+    ) -> Result<Self, Error> {
         Ok(Self {
-            dir: Direction::new(suite, key, iv, seq)?,
+            dir: Direction::new(version, suite, key, iv, seq)?,
             limit: suite.confidentiality_limit(),
         })
     }
@@ -287,13 +412,34 @@ impl Sealer {
         self.dir.suite
     }
 
+    /// The protocol version.
+    pub fn version(&self) -> Version {
+        self.dir.version
+    }
+
+    /// Where the plaintext goes in the buffer given to [`Sealer::seal_in_place`]:
+    /// [`HEADER_LEN`], or 13 for TLS 1.2 AES-GCM (the explicit nonce comes first).
+    pub fn plaintext_start(&self) -> usize {
+        self.dir.plaintext_start()
+    }
+
+    /// The length of the record that `plaintext_len` bytes with `padding` zeros seal into
+    /// (TLS 1.2 has no padding: it must be 0).
+    pub fn sealed_len(&self, plaintext_len: usize, padding: usize) -> usize {
+        match self.dir.version {
+            Version::Tls13 => sealed_len(plaintext_len, padding),
+            Version::Tls12 => self.plaintext_start() + plaintext_len + TAG_LEN,
+        }
+    }
+
     /// The sequence number of the next record.
     pub fn sequence(&self) -> u64 {
         self.dir.seq
     }
 
-    /// Whether application data must wait for a `KeyUpdate` (and new keys,
-    /// [`Sealer::rekey`]): only the records kept for control are left under this key.
+    /// Whether application data must wait: only the records kept for control are left under
+    /// this key. In TLS 1.3 a `KeyUpdate` (and new keys, [`Sealer::rekey`]) lets data go on; in
+    /// TLS 1.2, which has no `KeyUpdate`, the connection is to be closed.
     pub fn key_update_due(&self) -> bool {
         self.dir.seq >= self.limit - CONTROL_RESERVE
     }
@@ -303,12 +449,14 @@ impl Sealer {
         self.dir.failed.as_ref()
     }
 
-    /// Seals `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` as one application-data record
-    /// with `padding` zero bytes, in place; returns the record's length
-    /// ([`sealed_len`]`(plaintext_len, padding)`), the record being `buf[..len]`.
+    /// Seals the plaintext at `buf[self.plaintext_start()..]` (`buf[HEADER_LEN..]` in TLS 1.3),
+    /// `plaintext_len` bytes, as one application-data record with `padding` zero bytes, in
+    /// place; returns the record's length ([`Sealer::sealed_len`]), the record being
+    /// `buf[..len]`. TLS 1.2 has no padding: any other than 0 is [`Error::PaddingUnsupported`].
     ///
-    /// Refuses with [`Error::KeyUpdateNeeded`] (changing nothing) once
-    /// [`Sealer::key_update_due`]; any other error poisons the sealer.
+    /// Refuses (changing nothing) once [`Sealer::key_update_due`]: with
+    /// [`Error::KeyUpdateNeeded`] in TLS 1.3, [`Error::KeysExhausted`] in TLS 1.2; any other
+    /// error poisons the sealer.
     pub fn seal_in_place(
         &mut self,
         buf: &mut [u8],
@@ -316,26 +464,35 @@ impl Sealer {
         padding: usize,
     ) -> Result<usize, Error> {
         if self.dir.failed.is_none() && self.key_update_due() {
-            return Err(Error::KeyUpdateNeeded);
+            return Err(match self.dir.version {
+                Version::Tls13 => Error::KeyUpdateNeeded,
+                Version::Tls12 => Error::KeysExhausted,
+            });
         }
         self.seal_as(buf, ContentType::ApplicationData, plaintext_len, padding)
     }
 
     /// Seals an alert record into `out` (at least [`ALERT_RECORD_LEN`] bytes); returns its
-    /// length. `close_notify` and `user_canceled` go as warnings, every other as fatal.
+    /// length. `close_notify`, `user_canceled` and `no_renegotiation` go as warnings, every
+    /// other as fatal.
     pub fn seal_alert(&mut self, out: &mut [u8], alert: AlertDescription) -> Result<usize, Error> {
         let level = match alert {
-            AlertDescription::CloseNotify | AlertDescription::UserCanceled => 1,
+            AlertDescription::CloseNotify
+            | AlertDescription::UserCanceled
+            | AlertDescription::NoRenegotiation => 1,
             _ => 2,
         };
         self.seal_message(out, ContentType::Alert, &[level, alert.code()])
     }
 
-    /// Seals a `KeyUpdate` into `out` (at least [`KEY_UPDATE_RECORD_LEN`] bytes) under the
-    /// current key; returns its length. The caller then switches to the next key with
+    /// Seals a TLS 1.3 `KeyUpdate` into `out` (at least [`KEY_UPDATE_RECORD_LEN`] bytes) under
+    /// the current key; returns its length. The caller then switches to the next key with
     /// [`Sealer::rekey`] before sealing anything else. `request_peer` asks the peer to update
-    /// its own sending key.
+    /// its own sending key. TLS 1.2 has none: [`Error::KeysExhausted`], a refusal.
     pub fn seal_key_update(&mut self, out: &mut [u8], request_peer: bool) -> Result<usize, Error> {
+        if self.dir.version == Version::Tls12 {
+            return Err(Error::KeysExhausted);
+        }
         let message = [KEY_UPDATE, 0, 0, 1, u8::from(request_peer)];
         self.seal_message(out, ContentType::Handshake, &message)
     }
@@ -346,16 +503,25 @@ impl Sealer {
         self.dir.rekey(key, iv).map_err(|e| self.fail(e))
     }
 
-    fn seal_message(
+    /// Seals a copy of `message` as one record of type `typ` into `out` (at least
+    /// [`Sealer::sealed_len`]`(message.len(), 0)` bytes); returns its length. For control
+    /// records [`Sealer::seal_alert`] and [`Sealer::seal_key_update`] are the ones a server
+    /// sends; this is the record layer's general form (a test's client sends a TLS 1.2
+    /// renegotiation `ClientHello` with it). No limit applies but the sequence number's: the
+    /// caller decides what a message may be.
+    pub fn seal_message(
         &mut self,
         out: &mut [u8],
         typ: ContentType,
         message: &[u8],
     ) -> Result<usize, Error> {
-        let end = HEADER_LEN + message.len();
-        match out.get_mut(HEADER_LEN..end) {
+        let start = self.plaintext_start();
+        match out.get_mut(start..start + message.len()) {
             Some(room) => room.copy_from_slice(message),
-            None => return Err(self.fail(Error::BufferTooSmall(sealed_len(message.len(), 0)))),
+            None => {
+                let need = self.sealed_len(message.len(), 0);
+                return Err(self.fail(Error::BufferTooSmall(need)));
+            }
         }
         self.seal_as(out, typ, message.len(), 0)
     }
@@ -375,36 +541,78 @@ impl Sealer {
         if let Some(e) = &self.dir.failed {
             return Err(e.clone());
         }
+        let result = match self.dir.version {
+            Version::Tls13 => self.seal_tls13(buf, typ, len, padding),
+            Version::Tls12 => self.seal_tls12(buf, typ, len, padding),
+        };
+        result.map_err(|e| self.fail(e))
+    }
+
+    fn seal_tls13(
+        &mut self,
+        buf: &mut [u8],
+        typ: ContentType,
+        len: usize,
+        padding: usize,
+    ) -> Result<usize, Error> {
         let inner_len = match len.checked_add(1).and_then(|n| n.checked_add(padding)) {
             Some(n) if n <= MAX_INNER_LEN => n,
-            _ => return Err(self.fail(Error::PlaintextTooLarge)),
+            _ => return Err(Error::PlaintextTooLarge),
         };
         let record_len = HEADER_LEN + inner_len + TAG_LEN;
         let Some(record) = buf.get_mut(..record_len) else {
-            return Err(self.fail(Error::BufferTooSmall(record_len)));
+            return Err(Error::BufferTooSmall(record_len));
         };
-        let nonce = match self.dir.next_nonce(self.limit) {
-            Ok(nonce) => nonce,
-            Err(e) => return Err(self.fail(e)),
-        };
-        let hdr = header(inner_len + TAG_LEN);
+        let (nonce, _) = self.dir.next_nonce(self.limit)?;
+        let hdr = header(ContentType::ApplicationData, inner_len + TAG_LEN);
         let (head, rest) = record.split_at_mut(HEADER_LEN);
         head.copy_from_slice(&hdr);
         let (inner, tag_room) = rest.split_at_mut(inner_len);
         inner[len] = typ.code();
         inner[len + 1..].fill(0);
-        match self
+        let tag = self
             .dir
             .key
             .seal_in_place_separate_tag(nonce, Aad::from(hdr), inner)
-        {
-            Ok(tag) => {
-                tag_room.copy_from_slice(tag.as_ref());
-                Ok(record_len)
-            }
             // ring refuses only inputs over its per-call maximum, far above a record.
-            Err(_) => Err(self.fail(Error::Internal("AEAD seal refused"))),
+            .map_err(|_| Error::Internal("AEAD seal refused"))?;
+        tag_room.copy_from_slice(tag.as_ref());
+        Ok(record_len)
+    }
+
+    fn seal_tls12(
+        &mut self,
+        buf: &mut [u8],
+        typ: ContentType,
+        len: usize,
+        padding: usize,
+    ) -> Result<usize, Error> {
+        if padding != 0 {
+            return Err(Error::PaddingUnsupported);
         }
+        if len > MAX_PLAINTEXT_LEN {
+            return Err(Error::PlaintextTooLarge);
+        }
+        let start = self.plaintext_start();
+        let record_len = start + len + TAG_LEN;
+        let Some(record) = buf.get_mut(..record_len) else {
+            return Err(Error::BufferTooSmall(record_len));
+        };
+        let (nonce, seq) = self.dir.next_nonce(self.limit)?;
+        let (head, rest) = record.split_at_mut(start);
+        head[..HEADER_LEN].copy_from_slice(&header(typ, record_len - HEADER_LEN));
+        // AES-GCM's explicit nonce: the nonce's last 8 bytes, as rustls sends it.
+        head[HEADER_LEN..].copy_from_slice(&nonce.as_ref()[NONCE_LEN - (start - HEADER_LEN)..]);
+        let (plaintext, tag_room) = rest.split_at_mut(len);
+        let aad = Aad::from(tls12_aad(seq, typ.code(), len));
+        let tag = self
+            .dir
+            .key
+            .seal_in_place_separate_tag(nonce, aad, plaintext)
+            // ring refuses only inputs over its per-call maximum, far above a record.
+            .map_err(|_| Error::Internal("AEAD seal refused"))?;
+        tag_room.copy_from_slice(tag.as_ref());
+        Ok(record_len)
     }
 }
 
@@ -412,7 +620,7 @@ impl Sealer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Opened {
-    /// The inner content type.
+    /// The content type: the inner one in TLS 1.3, the record's in TLS 1.2.
     pub content_type: ContentType,
     /// Where the plaintext lies inside the record passed in (padding and type stripped).
     pub plaintext: Range<usize>,
@@ -431,11 +639,22 @@ impl core::fmt::Debug for Opener {
 }
 
 impl Opener {
-    /// An opener for `suite` with this traffic key and IV, whose next record has sequence
-    /// number `seq`.
+    /// A TLS 1.3 opener for `suite` with this traffic key and IV, whose next record has
+    /// sequence number `seq`.
     pub fn new(suite: Suite, key: &[u8], iv: [u8; NONCE_LEN], seq: u64) -> Result<Self, Error> {
+        Self::with_version(Version::Tls13, suite, key, iv, seq)
+    }
+
+    /// An opener of `version` (see [`Sealer::with_version`] for TLS 1.2's `iv`).
+    pub fn with_version(
+        version: Version,
+        suite: Suite,
+        key: &[u8],
+        iv: [u8; NONCE_LEN],
+        seq: u64,
+    ) -> Result<Self, Error> {
         Ok(Self {
-            dir: Direction::new(suite, key, iv, seq)?,
+            dir: Direction::new(version, suite, key, iv, seq)?,
             empty_run: 0,
         })
     }
@@ -443,6 +662,11 @@ impl Opener {
     /// The suite.
     pub fn suite(&self) -> Suite {
         self.dir.suite
+    }
+
+    /// The protocol version.
+    pub fn version(&self) -> Version {
+        self.dir.version
     }
 
     /// The sequence number of the next record.
@@ -478,7 +702,7 @@ impl Opener {
             return Err(e.clone());
         }
         if let Some(&[typ, v0, v1, _, _]) = buf.get(..HEADER_LEN) {
-            if let Err(e) = check_header(typ, v0, v1) {
+            if let Err(e) = check_header(self.dir.version, typ, v0, v1) {
                 return Err(self.fail(e));
             }
         }
@@ -500,7 +724,7 @@ impl Opener {
             return Err(Error::Decode);
         };
         let hdr = [typ, v0, v1, l0, l1];
-        check_header(typ, v0, v1)?;
+        check_header(self.dir.version, typ, v0, v1)?;
         let len = usize::from(u16::from_be_bytes([l0, l1]));
         if len > MAX_CIPHERTEXT_LEN {
             return Err(Error::RecordOverflow);
@@ -509,28 +733,55 @@ impl Opener {
             // The caller cut the stream elsewhere than `record_len` says.
             return Err(Error::Decode);
         }
-        if len < TAG_LEN {
+        let start = self.dir.plaintext_start();
+        if len < start - HEADER_LEN + TAG_LEN {
             return Err(Error::BadRecordMac);
         }
-        let nonce = self.dir.next_nonce(u64::MAX)?;
-        let plain = self
-            .dir
-            .key
-            .open_in_place(nonce, Aad::from(hdr), &mut record[HEADER_LEN..])
-            .map_err(|_| Error::BadRecordMac)?;
-        let Some(type_at) = plain.iter().rposition(|&b| b != 0) else {
-            return Err(Error::MissingContentType);
+        let (nonce, seq) = self.dir.next_nonce(u64::MAX)?;
+        let (content_type, plain_len) = match self.dir.version {
+            Version::Tls13 => {
+                let plain = self
+                    .dir
+                    .key
+                    .open_in_place(nonce, Aad::from(hdr), &mut record[HEADER_LEN..])
+                    .map_err(|_| Error::BadRecordMac)?;
+                let Some(type_at) = plain.iter().rposition(|&b| b != 0) else {
+                    return Err(Error::MissingContentType);
+                };
+                if type_at > MAX_PLAINTEXT_LEN {
+                    return Err(Error::RecordOverflow);
+                }
+                match content_type(plain[type_at]) {
+                    Some(t) => (t, type_at),
+                    None => return Err(Error::UnexpectedContentType(plain[type_at])),
+                }
+            }
+            Version::Tls12 => {
+                let nonce = if start > HEADER_LEN {
+                    // AES-GCM: the salt and the explicit nonce the peer sent.
+                    let mut n = [0u8; NONCE_LEN];
+                    n[..4].copy_from_slice(&self.dir.iv[..4]);
+                    n[4..].copy_from_slice(&record[HEADER_LEN..start]);
+                    Nonce::assume_unique_for_key(n)
+                } else {
+                    nonce
+                };
+                let aad = Aad::from(tls12_aad(seq, typ, len - (start - HEADER_LEN) - TAG_LEN));
+                let plain = self
+                    .dir
+                    .key
+                    .open_in_place(nonce, aad, &mut record[start..])
+                    .map_err(|_| Error::BadRecordMac)?;
+                if plain.len() > MAX_PLAINTEXT_LEN {
+                    return Err(Error::RecordOverflow);
+                }
+                match content_type(typ) {
+                    Some(t) => (t, plain.len()),
+                    None => return Err(Error::UnexpectedRecordType(typ)),
+                }
+            }
         };
-        if type_at > MAX_PLAINTEXT_LEN {
-            return Err(Error::RecordOverflow);
-        }
-        let content_type = match plain[type_at] {
-            21 => ContentType::Alert,
-            22 => ContentType::Handshake,
-            23 => ContentType::ApplicationData,
-            other => return Err(Error::UnexpectedContentType(other)),
-        };
-        if type_at == 0 {
+        if plain_len == 0 {
             if content_type != ContentType::ApplicationData {
                 return Err(Error::EmptyControlRecord);
             }
@@ -541,9 +792,13 @@ impl Opener {
         } else {
             self.empty_run = 0;
         }
+        let start = match self.dir.version {
+            Version::Tls13 => HEADER_LEN,
+            Version::Tls12 => start,
+        };
         Ok(Opened {
             content_type,
-            plaintext: HEADER_LEN..HEADER_LEN + type_at,
+            plaintext: start..start + plain_len,
         })
     }
 }
@@ -556,21 +811,38 @@ pub enum AlertEvent {
     CloseNotify,
     /// `user_canceled` as a warning: nothing to do (a `close_notify` is to follow).
     UserCanceled,
+    /// TLS 1.2: another warning, which TLS 1.2 lets a peer send and rustls ignores (up to
+    /// [`MAX_WARNING_ALERTS`] of them).
+    Warning(AlertDescription),
 }
+
+/// TLS 1.2: warning alerts (other than `close_notify`; `user_canceled` among them) accepted on
+/// one connection, as rustls accepts them; one more is refused.
+pub const MAX_WARNING_ALERTS: u8 = 4;
 
 /// Reads the plaintext of an alert record (RFC 8446 §6). A fatal alert, a warning other
 /// than `close_notify` and `user_canceled` (`decode_error` in TLS 1.3), a bad level or a
 /// malformed alert is an error.
 pub fn parse_alert(plaintext: &[u8]) -> Result<AlertEvent, Error> {
+    match parse_alert_tls12(plaintext)? {
+        AlertEvent::Warning(other) => Err(Error::WarningAlert(other)),
+        event => Ok(event),
+    }
+}
+
+/// Reads the plaintext of a TLS 1.2 alert record (RFC 5246 §7.2): as [`parse_alert`], but a
+/// warning is [`AlertEvent::Warning`], not an error.
+pub fn parse_alert_tls12(plaintext: &[u8]) -> Result<AlertEvent, Error> {
     let &[level, code] = plaintext else {
-        // Alerts may not be fragmented nor share a record (RFC 8446 §5.1).
+        // rustls, as TLS 1.3 requires (RFC 8446 §5.1), takes an alert only whole and alone
+        // in its record.
         return Err(Error::Decode);
     };
     let description = AlertDescription::from_code(code);
     match (level, description) {
         (1 | 2, AlertDescription::CloseNotify) => Ok(AlertEvent::CloseNotify),
         (1, AlertDescription::UserCanceled) => Ok(AlertEvent::UserCanceled),
-        (1, other) => Err(Error::WarningAlert(other)),
+        (1, other) => Ok(AlertEvent::Warning(other)),
         (2, other) => Err(Error::PeerAlert(other)),
         (level, _) => Err(Error::BadAlertLevel(level)),
     }
@@ -663,6 +935,69 @@ impl HandshakeJoiner {
         // `n < WHOLE`: fits a u8.
         self.len = n as u8;
         Ok(None)
+    }
+}
+
+/// The most a handshake message may announce (rustls's limit): a renegotiation `ClientHello`
+/// longer than this is `decode_error`.
+pub const MAX_HANDSHAKE_MESSAGE_LEN: u32 = 0xffff;
+
+const CLIENT_HELLO: u8 = 1;
+
+/// TLS 1.2: follows the handshake messages a client sends after the handshake, across records,
+/// without keeping them. The only one a client may send is a `ClientHello`, a renegotiation,
+/// which is refused; any other is `unexpected_message`. Only the message headers are read:
+/// the 4 bytes of a header split across records wait here, and the body is counted off.
+#[derive(Clone, Debug, Default)]
+pub struct RenegotiationGuard {
+    header: [u8; 4],
+    held: u8,
+    body_left: u32,
+}
+
+impl RenegotiationGuard {
+    /// Whether a message is unfinished: until it is whole, no other record type may come.
+    pub fn is_pending(&self) -> bool {
+        self.held > 0
+    }
+
+    /// Takes the plaintext of one handshake record; returns how many `ClientHello`s it
+    /// completed.
+    pub fn push(&mut self, mut plaintext: &[u8]) -> Result<usize, Error> {
+        let mut hellos = 0;
+        loop {
+            if self.held == 4 {
+                // `take <= body_left`, a u32.
+                let take = plaintext.len().min(self.body_left as usize);
+                self.body_left -= take as u32;
+                plaintext = &plaintext[take..];
+                if self.body_left > 0 {
+                    return Ok(hellos);
+                }
+                self.held = 0;
+                hellos += 1;
+                continue;
+            }
+            let Some((&byte, rest)) = plaintext.split_first() else {
+                return Ok(hellos);
+            };
+            plaintext = rest;
+            self.header[usize::from(self.held)] = byte;
+            self.held += 1;
+            if self.held == 1 && byte != CLIENT_HELLO {
+                self.held = 0;
+                return Err(Error::UnexpectedHandshake(byte));
+            }
+            if self.held == 4 {
+                let [_, l0, l1, l2] = self.header;
+                self.body_left = u32::from_be_bytes([0, l0, l1, l2]);
+                if self.body_left > MAX_HANDSHAKE_MESSAGE_LEN {
+                    self.held = 0;
+                    self.body_left = 0;
+                    return Err(Error::Decode);
+                }
+            }
+        }
     }
 }
 

@@ -484,25 +484,6 @@ fn client_without_alpn_gets_none() {
 }
 
 #[test]
-fn tls12_only_client_is_refused() {
-    let pki = pki();
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(pki.chain[0].clone()).unwrap();
-    let client_config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_protocol_versions(&[&rustls::version::TLS12])
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let err = client_refused(&pki, client_config);
-    assert_eq!(
-        err,
-        rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion)
-    );
-}
-
-#[test]
 fn outgoing_buffer_under_a_record_is_refused() {
     let pki = pki();
     let config = server_config(&pki);

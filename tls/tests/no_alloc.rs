@@ -12,7 +12,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
 
-use bufslab_tls::record::{sealed_len, HEADER_LEN, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN};
+use bufslab_tls::record::{Version, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN};
 use bufslab_tls::{Config, Connection, Handshake, Received, Status};
 use common::*;
 use rustls::pki_types::ServerName;
@@ -77,35 +77,26 @@ fn padding(i: usize) -> usize {
     }
 }
 
-fn main() {
-    let _profiler = dhat::Profiler::builder().testing().build();
-    let pki = pki();
-    let config = server_config(&pki);
-    let client_config = client_config(&pki, None);
-    // Warm-up: rustls and ring set up what they keep for the process.
-    drop(measured_handshake(&config, &client_config));
-
-    // A client config with no ticket yet makes a full handshake; the next one resumes.
-    let fresh = common::client_config(&pki, None);
-    let (full, _, conn) = measured_handshake(&config, &fresh);
-    assert!(!conn.is_resumed());
-    let (resumed, mut client, mut conn) = measured_handshake(&config, &fresh);
-    assert!(conn.is_resumed());
-    println!("allocations per full handshake (server side): {full}");
-    println!("allocations per resumed handshake (server side): {resumed}");
-    assert!(full < 5_000 && resumed < 5_000, "{full} {resumed}");
-
+/// Seals and opens [`RECORDS`] records of every size on `conn`; returns the blocks the
+/// server's calls allocated sealing and opening them, and the records opened.
+fn records(conn: &mut Connection, client: &mut ClientConnection) -> (u64, u64, usize) {
+    // TLS 1.2 has no padding.
+    let tls12 = conn.version() == Version::Tls12;
+    let padding = |i: usize| if tls12 { 0 } else { padding(i) };
     // Sealing: every record laid out in one preallocated buffer.
-    let total: usize = (0..RECORDS).map(|i| sealed_len(size(i), padding(i))).sum();
+    let start = conn.plaintext_start();
+    let total: usize = (0..RECORDS)
+        .map(|i| conn.sealed_len(size(i), padding(i)))
+        .sum();
     let mut wire = vec![0u8; total];
     let mut expected = Vec::new();
     let mut at = 0;
     for i in 0..RECORDS {
         let len = size(i);
         let plaintext = pattern(len, i as u8);
-        wire[at + HEADER_LEN..at + HEADER_LEN + len].copy_from_slice(&plaintext);
+        wire[at + start..at + start + len].copy_from_slice(&plaintext);
         expected.extend_from_slice(&plaintext);
-        at += sealed_len(len, padding(i));
+        at += conn.sealed_len(len, padding(i));
     }
     let before = blocks();
     let mut at = 0;
@@ -117,7 +108,7 @@ fn main() {
     }
     let sealed = blocks() - before;
     assert_eq!(at, total);
-    assert_eq!(client_receive_all(&mut client, &wire), expected);
+    assert_eq!(client_receive_all(client, &wire), expected);
 
     // Opening: records from the client, opened where they lie.
     let mut rx = Vec::new();
@@ -125,7 +116,7 @@ fn main() {
     for i in 0..RECORDS {
         let plaintext = pattern(size(i).max(1), i as u8);
         client.writer().write_all(&plaintext).unwrap();
-        client_flush(&mut client, &mut rx);
+        client_flush(client, &mut rx);
         expected.extend_from_slice(&plaintext);
     }
     let mut ranges: Vec<Range<usize>> = Vec::with_capacity(4 * RECORDS);
@@ -144,6 +135,28 @@ fn main() {
     assert_eq!(at, rx.len());
     let got: Vec<u8> = ranges.iter().flat_map(|r| rx[r.clone()].to_vec()).collect();
     assert_eq!(got, expected);
+    (sealed, opened, ranges.len())
+}
+
+fn main() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let pki = pki();
+    let config = server_config(&pki);
+    let client_config = client_config(&pki, None);
+    // Warm-up: rustls and ring set up what they keep for the process.
+    drop(measured_handshake(&config, &client_config));
+
+    // A client config with no ticket yet makes a full handshake; the next one resumes.
+    let fresh = common::client_config(&pki, None);
+    let (full, _, conn) = measured_handshake(&config, &fresh);
+    assert!(!conn.is_resumed());
+    let (resumed, mut client, mut conn) = measured_handshake(&config, &fresh);
+    assert!(conn.is_resumed());
+    println!("allocations per full handshake (server side): {full}");
+    println!("allocations per resumed handshake (server side): {resumed}");
+    assert!(full < 5_000 && resumed < 5_000, "{full} {resumed}");
+
+    let (sealed, opened, opened_records) = records(&mut conn, &mut client);
 
     // A key update each way: rustls's key schedule, per update (not per record).
     let mut buf = [0u8; 64];
@@ -161,11 +174,24 @@ fn main() {
     assert_eq!(got, Received::Control);
 
     println!("allocations per sealed record: {sealed} over {RECORDS} records");
-    println!(
-        "allocations per opened record: {opened} over {} records",
-        ranges.len()
-    );
+    println!("allocations per opened record: {opened} over {opened_records} records");
     println!("allocations per KeyUpdate sent: {tx_update}, received: {rx_update}");
     assert_eq!(sealed, 0, "sealing allocated");
     assert_eq!(opened, 0, "opening allocated");
+
+    // TLS 1.2, AES-GCM (explicit nonce) and ChaCha20-Poly1305: the same.
+    for (suite, _) in tls12_suites().into_iter().filter(|&(s, _)| !is_rsa(s)) {
+        let client_config = client_config_tls12(&pki, &[suite]);
+        let (full, mut client, mut conn) = measured_handshake(&config, &client_config);
+        assert_eq!(conn.version(), Version::Tls12);
+        let (sealed, opened, opened_records) = records(&mut conn, &mut client);
+        println!(
+            "TLS 1.2 {:?}: allocations per full handshake {full}, per sealed record {sealed} \
+             over {RECORDS}, per opened record {opened} over {opened_records}",
+            suite.suite()
+        );
+        assert!(full < 5_000, "{full}");
+        assert_eq!(sealed, 0, "TLS 1.2 sealing allocated");
+        assert_eq!(opened, 0, "TLS 1.2 opening allocated");
+    }
 }

@@ -47,7 +47,12 @@ pub type Tls = StreamOwned<ClientConnection, TcpStream>;
 
 /// A TLS connection to `addr`, verifying the server as `localhost`.
 pub fn connect(pki: &Pki, addr: SocketAddr) -> Client<Tls> {
+    connect_with(&pki.client, addr)
+}
+
+/// A TLS connection to `addr` with the client configuration `client`, as `localhost`.
+pub fn connect_with(client: &Arc<ClientConfig>, addr: SocketAddr) -> Client<Tls> {
     let name = ServerName::try_from("localhost").unwrap();
-    let conn = ClientConnection::new(Arc::clone(&pki.client), name).unwrap();
+    let conn = ClientConnection::new(Arc::clone(client), name).unwrap();
     Client::over(StreamOwned::new(conn, super::connect(addr)))
 }

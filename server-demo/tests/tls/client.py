@@ -4,16 +4,20 @@ then prints `warm NAME` and waits for `go` on stdin, runs it again, prints `done
 waits for `go`: the test counts the server's allocations in between. Then the same around
 full and resumed handshakes (`full`, `resumed`).
 
-usage: client.py HOST PORT CAFILE ROUNDS HANDSHAKES SUITE
+usage: client.py HOST PORT CAFILE ROUNDS HANDSHAKES SUITE VERSION
+(SUITE as OpenSSL names it; VERSION 1.3 or 1.2)
 """
 import socket
 import ssl
 import sys
 
 host, port, cafile = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-ROUNDS, HANDSHAKES, SUITE = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+ROUNDS, HANDSHAKES, SUITE, VERSION = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7]
 ctx = ssl.create_default_context(cafile=cafile)
-ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+if VERSION == "1.2":
+    ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+else:
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
 
 
 def connect(session=None):
@@ -100,6 +104,7 @@ def sync(tag):
 
 s = connect()
 assert s.cipher()[0] == SUITE, (s.cipher(), SUITE)
+assert s.version() == "TLSv" + VERSION, (s.version(), VERSION)
 r = Reader(s)
 
 

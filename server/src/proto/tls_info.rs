@@ -26,7 +26,7 @@ impl<'a> TlsInfo<'a> {
         self.conn.server_name()
     }
 
-    /// The protocol version, as OpenSSL names it: `TLSv1.3`.
+    /// The protocol version, as OpenSSL names it: `TLSv1.3` or `TLSv1.2`.
     #[must_use]
     pub fn version(&self) -> &'static str {
         match u16::from(self.conn.protocol_version()) {
@@ -35,10 +35,11 @@ impl<'a> TlsInfo<'a> {
         }
     }
 
-    /// The cipher suite's IANA name, e.g. `TLS_AES_128_GCM_SHA256`.
+    /// The cipher suite's IANA name, e.g. `TLS_AES_128_GCM_SHA256`, or in TLS 1.2
+    /// `TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`.
     #[must_use]
     pub fn cipher_suite(&self) -> &'static str {
-        self.conn.suite().name()
+        self.conn.cipher_suite_name()
     }
 
     /// Whether the handshake resumed an earlier session.

@@ -26,7 +26,7 @@ use std::io::IoSlice;
 
 use bufslab::{FreeList, PoolBuf};
 use bufslab_tls::record::{
-    HEADER_LEN, KEY_UPDATE_RECORD_LEN, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN, TAG_LEN,
+    Version, CONTROL_RECORD_LEN, HEADER_LEN, MAX_OVERHEAD, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN,
 };
 use bufslab_tls::{AlertDescription, Config, Connection, Error, Handshake, Received, Status};
 use bytes::{Buf, BufMut};
@@ -38,8 +38,9 @@ use crate::service::Service;
 use crate::stats::WorkerCounters;
 use crate::tls_info::TlsInfo;
 
-/// What a record adds to its plaintext: the header, the inner content type and the tag.
-const OVERHEAD: usize = HEADER_LEN + 1 + TAG_LEN;
+/// The most a record adds to its plaintext in either version: the header and the tag, with
+/// the inner content type (TLS 1.3) or the explicit nonce (TLS 1.2 AES-GCM).
+const OVERHEAD: usize = MAX_OVERHEAD;
 
 /// Output below this is sealed into a small block, more into a large one (fewer records).
 const SMALL_OUTPUT: usize = SMALL_BLOCK - OVERHEAD;
@@ -218,6 +219,9 @@ impl TlsLayer {
                         }
                         Want::Receive => match self.feed(conn, env) {
                             Feed::Fed | Feed::Failed => {}
+                            // A TLS 1.2 client waits for the answer to its renegotiation:
+                            // the refusal goes out now, not with the next response.
+                            Feed::NeedMore if self.owes_renegotiation_refusal() => {}
                             Feed::NeedMore => {
                                 self.release_read_block();
                                 return Want::Receive;
@@ -239,6 +243,12 @@ impl TlsLayer {
                 }
             }
         }
+    }
+
+    /// A TLS 1.2 renegotiation was refused and the `no_renegotiation` warning is still to be
+    /// written.
+    fn owes_renegotiation_refusal(&self) -> bool {
+        matches!(&self.state, State::Open(c) if c.version() == Version::Tls12 && c.wants_control())
     }
 
     /// Runs the handshake one step: `Ok(None)` to go on, `Ok(Some(want))` or `Err(want)` to
@@ -469,7 +479,7 @@ impl TlsLayer {
             // The sending key's record limit may come due between two records of one
             // output: its KeyUpdate goes first, then the records go on under the new key.
             if c.wants_control() {
-                if tx.spare_capacity() < KEY_UPDATE_RECORD_LEN + OVERHEAD {
+                if tx.spare_capacity() < CONTROL_RECORD_LEN + OVERHEAD {
                     return Ok(());
                 }
                 if key_update(c, tx, env.counters).is_err() {
@@ -477,15 +487,25 @@ impl TlsLayer {
                 }
                 continue;
             }
-            if tx.spare_capacity() <= OVERHEAD {
+            // TLS 1.2 has no KeyUpdate: at the limit the connection ends, with close_notify
+            // (the limit keeps a record for it) once `tx` has room for it.
+            if c.keys_exhausted() {
+                if tx.spare_capacity() >= CONTROL_RECORD_LEN {
+                    self.finish(env, CloseReason::Done);
+                }
                 return Ok(());
             }
-            let room = (tx.spare_capacity() - OVERHEAD).min(MAX_PLAINTEXT_LEN);
+            let start = c.plaintext_start();
+            let overhead = c.sealed_len(0, 0);
+            if tx.spare_capacity() <= overhead {
+                return Ok(());
+            }
+            let room = (tx.spare_capacity() - overhead).min(MAX_PLAINTEXT_LEN);
             let out = tx.spare_mut();
             let mut len = 0;
             for s in slices {
                 let take = s.len().min(room - len);
-                out[HEADER_LEN + len..HEADER_LEN + len + take].copy_from_slice(&s[..take]);
+                out[start + len..start + len + take].copy_from_slice(&s[..take]);
                 len += take;
                 if len == room {
                     break;
@@ -613,7 +633,9 @@ impl TlsLayer {
     }
 }
 
-/// Writes `c`'s due `KeyUpdate` into `tx` and counts it. An error poisons `c`'s sending half.
+/// Writes `c`'s due control record into `tx`: a `KeyUpdate` (counted), or in TLS 1.2 the
+/// `no_renegotiation` warning that refuses a renegotiation. An error poisons `c`'s sending
+/// half.
 fn key_update(
     c: &mut Connection,
     tx: &mut PoolBuf,
@@ -621,7 +643,9 @@ fn key_update(
 ) -> Result<(), Error> {
     let n = c.write_control(tx.spare_mut())?;
     tx.commit(n);
-    WorkerCounters::add(&counters.tls_key_updates, 1);
+    if c.version() == Version::Tls13 {
+        WorkerCounters::add(&counters.tls_key_updates, 1);
+    }
     Ok(())
 }
 

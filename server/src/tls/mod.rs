@@ -11,8 +11,8 @@ use std::path::Path;
 pub const DEFAULT_MAX_HANDSHAKES: usize = 128;
 
 /// How a server speaks TLS ([`Config::tls`](crate::Config::tls)): the certificate and
-/// settings of [`bufslab_tls::Config`] (TLS 1.3, ALPN `http/1.1` or `http/1.0`, resumption by tickets, no
-/// 0-RTT), and the engine's limits around it.
+/// settings of [`bufslab_tls::Config`] (TLS 1.3 and TLS 1.2, ALPN `http/1.1` or `http/1.0`,
+/// resumption by tickets, no 0-RTT), and the engine's limits around it.
 ///
 /// # Examples
 ///
@@ -21,6 +21,17 @@ pub const DEFAULT_MAX_HANDSHAKES: usize = 128;
 ///
 /// let mut config = Config::default();
 /// config.tls = Some(TlsConfig::from_pem_files("cert.pem".as_ref(), "key.pem".as_ref())?);
+/// # Ok::<(), bufslab_tls::LoadError>(())
+/// ```
+///
+/// TLS 1.2 is served unless switched off ([`TlsConfig::from_pem_files_tls12`], or
+/// [`bufslab_tls::ConfigBuilder::tls12`]); a client that offers TLS 1.3 always gets it:
+///
+/// ```no_run
+/// use bufslab_server::TlsConfig;
+///
+/// let tls = TlsConfig::from_pem_files_tls12("cert.pem".as_ref(), "key.pem".as_ref(), false)?;
+/// assert!(!tls.tls12());
 /// # Ok::<(), bufslab_tls::LoadError>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -58,6 +69,29 @@ impl TlsConfig {
     /// belong to the certificate.
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<TlsConfig, bufslab_tls::LoadError> {
         bufslab_tls::Config::from_pem_files(cert, key).map(TlsConfig::new)
+    }
+
+    /// [`TlsConfig::from_pem_files`], serving TLS 1.2 clients or not (`tls12`). Switched off,
+    /// a client that offers only TLS 1.2 is refused with a `protocol_version` alert.
+    ///
+    /// # Errors
+    /// As [`TlsConfig::from_pem_files`].
+    pub fn from_pem_files_tls12(
+        cert: &Path,
+        key: &Path,
+        tls12: bool,
+    ) -> Result<TlsConfig, bufslab_tls::LoadError> {
+        bufslab_tls::Config::pem_files_builder(cert, key)?
+            .tls12(tls12)
+            .build()
+            .map(TlsConfig::new)
+            .map_err(Into::into)
+    }
+
+    /// Whether TLS 1.2 clients are served (on by default).
+    #[must_use]
+    pub fn tls12(&self) -> bool {
+        self.tls.tls12()
     }
 
     /// The TLS settings.

@@ -1,15 +1,17 @@
 //! The records target's check: a stream of records built from the input (sealed apart from
 //! the crate with ring, or by the crate's own `Sealer`, some with a bit flipped, some plain
 //! garbage), delivered to an `Opener` in chunks cut where the input says, as a server would
-//! read them into one receive buffer.
+//! read them into one receive buffer. The first byte picks the suite and, by its high bit,
+//! TLS 1.2 instead of 1.3.
 //!
 //! Asserts: no panic; every record up to the first error opens to exactly what a model of
-//! RFC 8446 §5 says (content, type, or the error); a record holding a flipped bit or garbage
-//! never opens; after the first error every call returns that error and nothing else.
+//! RFC 8446 §5 (or RFC 5246 §6.2.3.3 with RFC 5288 and RFC 7905) says (content, type, or the
+//! error); a record holding a flipped bit or garbage never opens; after the first error every
+//! call returns that error and nothing else.
 
 use bufslab_tls::record::{
-    self, ContentType, Opener, Sealer, Suite, HEADER_LEN, MAX_CIPHERTEXT_LEN, MAX_EMPTY_RECORDS,
-    MAX_PLAINTEXT_LEN, MAX_RECORD_LEN, TAG_LEN,
+    self, ContentType, Opener, Sealer, Suite, Version, HEADER_LEN, MAX_CIPHERTEXT_LEN,
+    MAX_EMPTY_RECORDS, MAX_PLAINTEXT_LEN, MAX_RECORD_LEN, TAG_LEN,
 };
 use bufslab_tls::{AlertDescription, Error};
 use ring::aead;
@@ -78,6 +80,89 @@ fn raw_seal(alg: &'static aead::Algorithm, seq: u64, inner: &[u8]) -> Vec<u8> {
     record
 }
 
+/// A TLS 1.2 record of outer type `typ` carrying `plaintext`, with its own nonce computation:
+/// AES-GCM's explicit nonce is the sequence number (as OpenSSL sends it, not as the crate
+/// does), ChaCha20-Poly1305's nonce the IV XOR the sequence number.
+fn raw_seal12(alg: &'static aead::Algorithm, seq: u64, typ: u8, plaintext: &[u8]) -> Vec<u8> {
+    let key = aead::LessSafeKey::new(
+        aead::UnboundKey::new(alg, &KEY[..alg.key_len()]).expect("fixed key"),
+    );
+    let gcm = !std::ptr::eq(alg, &aead::CHACHA20_POLY1305);
+    let mut nonce = IV;
+    let explicit = seq.to_be_bytes();
+    if gcm {
+        nonce[4..].copy_from_slice(&explicit);
+    } else {
+        for (n, s) in nonce[4..].iter_mut().zip(explicit) {
+            *n ^= s;
+        }
+    }
+    let mut aad = [0u8; 13];
+    aad[..8].copy_from_slice(&seq.to_be_bytes());
+    aad[8] = typ;
+    aad[9] = 3;
+    aad[10] = 3;
+    aad[11..].copy_from_slice(&(plaintext.len() as u16).to_be_bytes());
+    let mut body = plaintext.to_vec();
+    key.seal_in_place_append_tag(
+        aead::Nonce::assume_unique_for_key(nonce),
+        aead::Aad::from(aad),
+        &mut body,
+    )
+    .expect("seal");
+    let explicit: &[u8] = if gcm { &explicit } else { &[] };
+    let len = explicit.len() + body.len();
+    let mut record = vec![typ, 3, 3, (len >> 8) as u8, len as u8];
+    record.extend_from_slice(explicit);
+    record.extend_from_slice(&body);
+    record
+}
+
+/// RFC 5246 §6.2.3.3 as a second, plain reading: what opening an authentic TLS 1.2 record of
+/// type `typ` with this plaintext gives.
+fn model12(
+    suite: Suite,
+    typ: u8,
+    plaintext: &[u8],
+    empty_run: &mut u8,
+) -> Result<(ContentType, Vec<u8>), Error> {
+    let typ = match typ {
+        21 => ContentType::Alert,
+        22 => ContentType::Handshake,
+        23 => ContentType::ApplicationData,
+        other => return Err(Error::UnexpectedRecordType(other)),
+    };
+    if suite.explicit_nonce_len(Version::Tls12) + plaintext.len() + TAG_LEN > MAX_CIPHERTEXT_LEN
+        || plaintext.len() > MAX_PLAINTEXT_LEN
+    {
+        return Err(Error::RecordOverflow);
+    }
+    if plaintext.is_empty() {
+        if typ != ContentType::ApplicationData {
+            return Err(Error::EmptyControlRecord);
+        }
+        if *empty_run >= MAX_EMPTY_RECORDS {
+            return Err(Error::TooManyEmptyRecords);
+        }
+        *empty_run += 1;
+    } else {
+        *empty_run = 0;
+    }
+    Ok((typ, plaintext.to_vec()))
+}
+
+/// The outer type of a raw TLS 1.2 record: mostly the three valid ones.
+fn type12(b: u8) -> u8 {
+    match b % 8 {
+        0..=2 => 23,
+        3 => 21,
+        4 => 22,
+        5 => 20,
+        6 => 24,
+        _ => b,
+    }
+}
+
 /// RFC 8446 §5 as a second, plain reading: what opening an authentic record with this inner
 /// plaintext gives.
 fn model(inner: &[u8], empty_run: &mut u8) -> Result<(ContentType, Vec<u8>), Error> {
@@ -116,6 +201,15 @@ pub fn check(data: &[u8]) {
         return;
     };
     let (suite, alg) = suite_of(suite_byte);
+    let version = if suite_byte & 0x80 != 0 {
+        Version::Tls12
+    } else {
+        Version::Tls13
+    };
+    let tls12 = version == Version::Tls12;
+    let sealer = |seq| {
+        Sealer::with_version(version, suite, &KEY[..suite.key_len()], IV, seq).expect("fixed key")
+    };
     let mut stream = Vec::new();
     let mut expected: Vec<Expected> = Vec::new();
     let mut cuts = Vec::new();
@@ -127,32 +221,43 @@ pub fn check(data: &[u8]) {
 
     while let Some(op) = input.byte() {
         let mut bytes;
+        // The inner plaintext (TLS 1.3), or the type and plaintext (TLS 1.2), of an
+        // authentic record.
         let mut inner = None;
         match op % 4 {
             0 => {
                 let len = input.u16().unwrap_or(0) % 17_000;
                 let fill = op >> 2;
                 let body = input.bytes(len, fill);
-                bytes = raw_seal(alg, seq, &body);
-                inner = Some(body);
+                if tls12 {
+                    let typ = type12(input.byte().unwrap_or(0));
+                    bytes = raw_seal12(alg, seq, typ, &body);
+                    inner = Some((typ, body));
+                } else {
+                    bytes = raw_seal(alg, seq, &body);
+                    inner = Some((23, body));
+                }
                 seq += 1;
             }
             1 => {
                 let len = input.u16().unwrap_or(0) % (MAX_PLAINTEXT_LEN + 1);
-                let padding = usize::from(input.byte().unwrap_or(0));
+                // TLS 1.2 has no padding.
+                let padding = usize::from(input.byte().unwrap_or(0)) * usize::from(!tls12);
                 let plaintext = input.bytes(len, b'a');
-                let mut sealer =
-                    Sealer::new(suite, &KEY[..suite.key_len()], IV, seq).expect("fixed key");
-                let mut buf = vec![0u8; record::sealed_len(len, padding)];
-                buf[HEADER_LEN..HEADER_LEN + len].copy_from_slice(&plaintext);
+                let mut sealer = sealer(seq);
+                let start = sealer.plaintext_start();
+                let mut buf = vec![0u8; sealer.sealed_len(len, padding)];
+                buf[start..start + len].copy_from_slice(&plaintext);
                 match sealer.seal_in_place(&mut buf, len, padding) {
                     Ok(n) => {
                         assert_eq!(n, buf.len());
                         let mut body = plaintext;
-                        body.push(23);
-                        body.resize(body.len() + padding, 0);
+                        if !tls12 {
+                            body.push(23);
+                            body.resize(body.len() + padding, 0);
+                        }
                         bytes = buf;
-                        inner = Some(body);
+                        inner = Some((23, body));
                         seq += 1;
                     }
                     Err(e) => {
@@ -171,23 +276,28 @@ pub fn check(data: &[u8]) {
             }
             _ => {
                 let what = input.byte().unwrap_or(0);
-                let mut sealer =
-                    Sealer::new(suite, &KEY[..suite.key_len()], IV, seq).expect("fixed key");
+                let mut sealer = sealer(seq);
                 let mut buf = [0u8; 64];
-                let (n, body) = if what & 1 == 0 {
+                let (n, body) = if what & 1 == 0 || tls12 {
                     let alert = AlertDescription::from_code(what >> 1);
                     let n = sealer.seal_alert(&mut buf, alert).expect("alert");
                     let level = match alert {
-                        AlertDescription::CloseNotify | AlertDescription::UserCanceled => 1,
+                        AlertDescription::CloseNotify
+                        | AlertDescription::UserCanceled
+                        | AlertDescription::NoRenegotiation => 1,
                         _ => 2,
                     };
-                    (n, vec![level, alert.code(), 21])
+                    if tls12 {
+                        (n, (21, vec![level, alert.code()]))
+                    } else {
+                        (n, (23, vec![level, alert.code(), 21]))
+                    }
                 } else {
                     let request = what & 2 != 0;
                     let n = sealer
                         .seal_key_update(&mut buf, request)
                         .expect("key update");
-                    (n, vec![24, 0, 0, 1, u8::from(request), 22])
+                    (n, (23, vec![24, 0, 0, 1, u8::from(request), 22]))
                 };
                 bytes = buf[..n].to_vec();
                 inner = Some(body);
@@ -206,8 +316,12 @@ pub fn check(data: &[u8]) {
             cuts.push(stream.len() + at);
         }
         let verdict = match inner {
-            Some(body) if !corrupted && !model_failed => {
-                let verdict = model(&body, &mut empty_run);
+            Some((typ, body)) if !corrupted && !model_failed => {
+                let verdict = if tls12 {
+                    model12(suite, typ, &body, &mut empty_run)
+                } else {
+                    model(&body, &mut empty_run)
+                };
                 model_failed = verdict.is_err();
                 Some(verdict)
             }
@@ -220,14 +334,16 @@ pub fn check(data: &[u8]) {
         stream.extend_from_slice(&bytes);
     }
 
-    deliver(suite, &stream, &cuts, &expected);
+    deliver(version, suite, &stream, &cuts, &expected);
 }
 
 /// Feeds `stream` to an opener in the chunks `cuts` make, through one receive buffer of the
 /// largest record's size, and compares each record opened with `expected`.
-fn deliver(suite: Suite, stream: &[u8], cuts: &[usize], expected: &[Expected]) {
-    let mut opener = Opener::new(suite, &KEY[..suite.key_len()], IV, 0).expect("fixed key");
+fn deliver(version: Version, suite: Suite, stream: &[u8], cuts: &[usize], expected: &[Expected]) {
+    let mut opener =
+        Opener::with_version(version, suite, &KEY[..suite.key_len()], IV, 0).expect("fixed key");
     let mut joiner = record::HandshakeJoiner::default();
+    let mut guard = record::RenegotiationGuard::default();
     let mut rx = vec![0u8; MAX_RECORD_LEN];
     let mut filled = 0;
     let mut next = 0;
@@ -255,6 +371,11 @@ fn deliver(suite: Suite, stream: &[u8], cuts: &[usize], expected: &[Expected]) {
                             match typ {
                                 ContentType::Alert => {
                                     let _ = record::parse_alert(content);
+                                    let _ = record::parse_alert_tls12(content);
+                                }
+                                ContentType::Handshake if version == Version::Tls12 => {
+                                    let failed = guard.push(content).is_err();
+                                    assert!(!(failed && guard.is_pending()));
                                 }
                                 ContentType::Handshake => {
                                     let _ = record::parse_handshake(content);
@@ -299,14 +420,15 @@ fn deliver(suite: Suite, stream: &[u8], cuts: &[usize], expected: &[Expected]) {
 fn assert_poisoned(opener: &mut Opener, rest: &mut [u8], e: &Error) {
     assert_eq!(opener.next_record_len(rest).as_ref().err(), Some(e));
     assert_eq!(opener.open_in_place(rest).as_ref().err(), Some(e));
-    let mut good = vec![0u8; record::sealed_len(1, 0)];
-    let mut sealer = Sealer::new(
+    let mut sealer = Sealer::with_version(
+        opener.version(),
         opener.suite(),
         &KEY[..opener.suite().key_len()],
         IV,
         opener.sequence(),
     )
     .expect("fixed key");
+    let mut good = vec![0u8; sealer.sealed_len(1, 0)];
     sealer.seal_in_place(&mut good, 1, 0).expect("seal");
     assert_eq!(opener.open_in_place(&mut good).as_ref().err(), Some(e));
 }

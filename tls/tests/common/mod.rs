@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::sync::Arc;
 
-use bufslab_tls::record::{Suite, HEADER_LEN, MAX_RECORD_LEN};
+use bufslab_tls::record::{Suite, MAX_RECORD_LEN};
 use bufslab_tls::{Config, Connection, Error, Handshake, Received, Status};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
@@ -22,6 +22,22 @@ pub fn pki() -> Pki {
     Pki {
         chain: vec![certified.cert.der().clone()],
         key: PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der()).into(),
+    }
+}
+
+/// A certificate with an RSA key (from `tests/data/rsa-key.pem`: ring signs with RSA keys
+/// but does not make them), for TLS 1.2's ECDHE-RSA suites.
+pub fn rsa_pki() -> Pki {
+    let pem = include_str!("../data/rsa-key.pem");
+    let key_pair =
+        rcgen::KeyPair::from_pem_and_sign_algo(pem, &rcgen::PKCS_RSA_SHA256).expect("rsa key");
+    let cert = rcgen::CertificateParams::new(vec![HOST.to_owned()])
+        .expect("params")
+        .self_signed(&key_pair)
+        .expect("rsa cert");
+    Pki {
+        chain: vec![cert.der().clone()],
+        key: PrivatePkcs8KeyDer::from(key_pair.serialize_der()).into(),
     }
 }
 
@@ -44,14 +60,64 @@ pub const SUITES: [Suite; 3] = [Suite::Aes128Gcm, Suite::Aes256Gcm, Suite::Chach
 /// A client that trusts `pki`, offers `http/1.1`, speaks only `suite` (all three if `None`),
 /// and can hand out its traffic secrets (for crafting records a real client never sends).
 pub fn client_config(pki: &Pki, suite: Option<Suite>) -> Arc<ClientConfig> {
+    let suites = match suite {
+        Some(suite) => vec![rustls_suite(suite)],
+        None => rustls::crypto::ring::DEFAULT_CIPHER_SUITES.to_vec(),
+    };
+    client_config_with(pki, suites, &rustls::version::TLS13)
+}
+
+/// The TLS 1.2 suites rustls offers (all ECDHE), ECDSA's then RSA's, each with its AEAD.
+pub fn tls12_suites() -> Vec<(rustls::SupportedCipherSuite, Suite)> {
+    use rustls::crypto::ring::cipher_suite as cs;
+    vec![
+        (
+            cs::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            Suite::Aes128Gcm,
+        ),
+        (
+            cs::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+            Suite::Aes256Gcm,
+        ),
+        (
+            cs::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+            Suite::Chacha20Poly1305,
+        ),
+        (cs::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, Suite::Aes128Gcm),
+        (cs::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, Suite::Aes256Gcm),
+        (
+            cs::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+            Suite::Chacha20Poly1305,
+        ),
+    ]
+}
+
+/// Whether a TLS 1.2 suite signs with RSA (its server needs [`rsa_pki`]).
+pub fn is_rsa(suite: rustls::SupportedCipherSuite) -> bool {
+    format!("{:?}", suite.suite()).contains("_RSA_")
+}
+
+/// A TLS 1.2-only client speaking `suites`, as [`client_config`] otherwise.
+pub fn client_config_tls12(
+    pki: &Pki,
+    suites: &[rustls::SupportedCipherSuite],
+) -> Arc<ClientConfig> {
+    client_config_with(pki, suites.to_vec(), &rustls::version::TLS12)
+}
+
+/// A client that trusts `pki`, offers `http/1.1`, speaks `version` with `suites`, and can
+/// hand out its traffic secrets.
+pub fn client_config_with(
+    pki: &Pki,
+    suites: Vec<rustls::SupportedCipherSuite>,
+    version: &'static rustls::SupportedProtocolVersion,
+) -> Arc<ClientConfig> {
     let mut provider = rustls::crypto::ring::default_provider();
-    if let Some(suite) = suite {
-        provider.cipher_suites = vec![rustls_suite(suite)];
-    }
+    provider.cipher_suites = suites;
     let mut roots = RootCertStore::empty();
     roots.add(pki.chain[0].clone()).expect("root");
     let mut config = ClientConfig::builder_with_provider(Arc::new(provider))
-        .with_protocol_versions(&[&rustls::version::TLS13])
+        .with_protocol_versions(&[version])
         .expect("versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
@@ -191,8 +257,9 @@ pub fn server_receive(
 
 /// Seals `plaintext` with `padding` as one record from the server.
 pub fn server_seal(conn: &mut Connection, plaintext: &[u8], padding: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; bufslab_tls::record::sealed_len(plaintext.len(), padding)];
-    buf[HEADER_LEN..HEADER_LEN + plaintext.len()].copy_from_slice(plaintext);
+    let mut buf = vec![0u8; conn.sealed_len(plaintext.len(), padding)];
+    let start = conn.plaintext_start();
+    buf[start..start + plaintext.len()].copy_from_slice(plaintext);
     let n = conn
         .seal_in_place(&mut buf, plaintext.len(), padding)
         .expect("seal");
@@ -305,4 +372,130 @@ pub fn client_receive_all(client: &mut ClientConnection, bytes: &[u8]) -> Vec<u8
         got.extend(client_read_all(client));
     }
     got
+}
+
+/// One TLS 1.2 direction of a peer written apart from the crate (ring directly): AES-GCM
+/// with the salt and an explicit nonce that is the sequence number itself (as OpenSSL sends
+/// it, not rustls's IV-masked one), ChaCha20-Poly1305 with the IV XOR the sequence number;
+/// additional data `seq || type || version || length`.
+pub struct RawDirection12 {
+    key: ring::aead::LessSafeKey,
+    iv: [u8; 12],
+    gcm: bool,
+    pub seq: u64,
+}
+
+impl RawDirection12 {
+    pub fn new((seq, secrets): (u64, rustls::ConnectionTrafficSecrets)) -> Self {
+        use rustls::ConnectionTrafficSecrets as S;
+        let (alg, key, iv, gcm) = match &secrets {
+            S::Aes128Gcm { key, iv } => (&ring::aead::AES_128_GCM, key, iv, true),
+            S::Aes256Gcm { key, iv } => (&ring::aead::AES_256_GCM, key, iv, true),
+            S::Chacha20Poly1305 { key, iv } => (&ring::aead::CHACHA20_POLY1305, key, iv, false),
+            _ => unreachable!(),
+        };
+        let key = ring::aead::LessSafeKey::new(
+            ring::aead::UnboundKey::new(alg, key.as_ref()).expect("key"),
+        );
+        Self {
+            key,
+            iv: iv.as_ref().try_into().expect("iv"),
+            gcm,
+            seq,
+        }
+    }
+
+    fn aad(&self, typ: u8, len: usize) -> ring::aead::Aad<[u8; 13]> {
+        let mut aad = [0u8; 13];
+        aad[..8].copy_from_slice(&self.seq.to_be_bytes());
+        aad[8] = typ;
+        aad[9] = 3;
+        aad[10] = 3;
+        aad[11..].copy_from_slice(&(len as u16).to_be_bytes());
+        ring::aead::Aad::from(aad)
+    }
+
+    /// A record of type `typ` carrying `plaintext`.
+    pub fn seal(&mut self, typ: u8, plaintext: &[u8]) -> Vec<u8> {
+        let mut nonce = self.iv;
+        let explicit = self.seq.to_be_bytes();
+        if self.gcm {
+            nonce[4..].copy_from_slice(&explicit);
+        } else {
+            for i in 0..8 {
+                nonce[4 + i] ^= explicit[i];
+            }
+        }
+        let aad = self.aad(typ, plaintext.len());
+        let mut body = plaintext.to_vec();
+        self.key
+            .seal_in_place_append_tag(
+                ring::aead::Nonce::assume_unique_for_key(nonce),
+                aad,
+                &mut body,
+            )
+            .expect("seal");
+        self.seq += 1;
+        let explicit: &[u8] = if self.gcm { &explicit } else { &[] };
+        let len = explicit.len() + body.len();
+        let mut record = vec![typ, 3, 3, (len >> 8) as u8, len as u8];
+        record.extend_from_slice(explicit);
+        record.extend_from_slice(&body);
+        record
+    }
+
+    /// The type and plaintext of a record.
+    pub fn open(&mut self, record: &[u8]) -> (u8, Vec<u8>) {
+        let typ = record[0];
+        let mut nonce = self.iv;
+        let body_at = if self.gcm {
+            nonce[4..].copy_from_slice(&record[5..13]);
+            13
+        } else {
+            let seq = self.seq.to_be_bytes();
+            for i in 0..8 {
+                nonce[4 + i] ^= seq[i];
+            }
+            5
+        };
+        let mut body = record[body_at..].to_vec();
+        let aad = self.aad(typ, body.len() - 16);
+        let plain = self
+            .key
+            .open_in_place(
+                ring::aead::Nonce::assume_unique_for_key(nonce),
+                aad,
+                &mut body,
+            )
+            .expect("open");
+        self.seq += 1;
+        (typ, plain.to_vec())
+    }
+}
+
+/// A TLS 1.2 connection whose client is replaced by raw directions.
+pub struct RawClient12 {
+    pub conn: Connection,
+    pub to_server: RawDirection12,
+    pub from_server: RawDirection12,
+}
+
+/// A TLS 1.2 handshake with a rustls client speaking `suite`, then its directions taken over.
+pub fn raw_client12(suite: rustls::SupportedCipherSuite) -> RawClient12 {
+    let pki = if is_rsa(suite) { rsa_pki() } else { pki() };
+    let est = handshake(
+        &server_config(&pki),
+        &client_config_tls12(&pki, &[suite]),
+        b"",
+    )
+    .expect("handshake");
+    let secrets = est
+        .client
+        .dangerous_extract_secrets()
+        .expect("client secrets");
+    RawClient12 {
+        conn: est.conn,
+        to_server: RawDirection12::new(secrets.tx),
+        from_server: RawDirection12::new(secrets.rx),
+    }
 }
