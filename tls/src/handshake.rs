@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use rustls::kernel::KernelConnection;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{
     ClientHello, ResolvesServerCert, ServerConfig, ServerConnectionData, UnbufferedServerConnection,
 };
@@ -42,6 +43,7 @@ impl Config {
             resumption: true,
             suites: None,
             tls12: true,
+            client_auth: None,
         }
     }
 
@@ -139,6 +141,7 @@ pub struct ConfigBuilder {
     resumption: bool,
     suites: Option<Vec<Suite>>,
     tls12: bool,
+    client_auth: Option<Arc<dyn ClientCertVerifier>>,
 }
 
 impl ConfigBuilder {
@@ -178,6 +181,18 @@ impl ConfigBuilder {
         self
     }
 
+    /// Asks every client for a certificate and checks what it sends with `verifier` (default:
+    /// no certificate is asked for). [`client_verifier`](crate::client_verifier) makes one
+    /// from CA certificates in a PEM file, refusing clients without a certificate or serving
+    /// them too; any rustls `ClientCertVerifier` will do. A client whose certificate does not
+    /// verify is refused with the alert the verifier names. The chain a client presented is in
+    /// [`Connection::peer_certificates`]: copied out of rustls once per handshake, the only
+    /// memory it adds to an established connection.
+    pub fn client_auth(mut self, verifier: Arc<dyn ClientCertVerifier>) -> Self {
+        self.client_auth = Some(verifier);
+        self
+    }
+
     /// The configuration.
     pub fn build(self) -> Result<Config, Error> {
         let mut provider = rustls::crypto::ring::default_provider();
@@ -198,11 +213,14 @@ impl ConfigBuilder {
         } else {
             &[&rustls::version::TLS13]
         };
-        let mut config = ServerConfig::builder_with_provider(provider)
+        let builder = ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(versions)
-            .map_err(Error::Handshake)?
-            .with_no_client_auth()
-            .with_cert_resolver(Arc::new(RecordSni(self.resolver)));
+            .map_err(Error::Handshake)?;
+        let builder = match self.client_auth {
+            Some(verifier) => builder.with_client_cert_verifier(verifier),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder.with_cert_resolver(Arc::new(RecordSni(self.resolver)));
         config.alpn_protocols = self.alpn;
         // Early data would reach rustls's own buffers, and replay protection is the
         // application's: off until both are designed.
@@ -485,6 +503,7 @@ impl Handshake {
             ));
         }
         let alpn = self.conn.alpn_protocol().map(<[u8]>::to_vec);
+        let peer_certificates = self.conn.peer_certificates().map(<[_]>::to_vec);
         let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
         let (secrets, kernel) = self
             .conn
@@ -508,6 +527,7 @@ impl Handshake {
             kernel,
             alpn,
             sni: self.sni,
+            peer_certificates,
             resumed,
             owed_key_update: None,
             joiner: HandshakeJoiner::default(),
@@ -560,6 +580,8 @@ pub struct Connection {
     kernel: KernelConnection<ServerConnectionData>,
     alpn: Option<Vec<u8>>,
     sni: Option<String>,
+    /// The client's certificate chain, where it was asked for one and sent it.
+    peer_certificates: Option<Vec<CertificateDer<'static>>>,
     resumed: bool,
     /// A `KeyUpdate` of ours to send before the next data; `true`: asking the peer for its own.
     owed_key_update: Option<bool>,
@@ -585,6 +607,10 @@ impl core::fmt::Debug for Connection {
             .field("alpn", &self.alpn)
             .field("sni", &self.sni)
             .field("resumed", &self.resumed)
+            .field(
+                "peer_certificates",
+                &self.peer_certificates.as_ref().map(Vec::len),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -593,6 +619,13 @@ impl Connection {
     /// The ALPN protocol agreed, if the client offered ALPN.
     pub fn alpn_protocol(&self) -> Option<&[u8]> {
         self.alpn.as_deref()
+    }
+
+    /// The certificate chain the client presented (its own first), where
+    /// [`ConfigBuilder::client_auth`] asked for one and the client sent one; `None` otherwise.
+    /// The verifier accepted it before the handshake finished.
+    pub fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
+        self.peer_certificates.as_deref()
     }
 
     /// The server name (SNI) the client asked for.

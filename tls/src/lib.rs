@@ -132,4 +132,4 @@ pub mod record;
 
 pub use error::{AlertDescription, Error};
 pub use handshake::{Config, ConfigBuilder, Connection, Handshake, Progress, Received, Status};
-pub use load::{pem_files, LoadError};
+pub use load::{client_verifier, pem_files, LoadError};

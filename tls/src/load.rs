@@ -4,9 +4,13 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::danger::ClientCertVerifier;
+use rustls::server::WebPkiClientVerifier;
+use rustls::RootCertStore;
 
 /// Why a certificate chain or key could not be loaded.
 #[derive(Debug)]
@@ -74,6 +78,54 @@ impl std::error::Error for LoadError {
     }
 }
 
+/// A verifier of client certificates ([`ConfigBuilder::client_auth`]) that accepts chains
+/// issued by one of the CA certificates in the PEM file `ca`. With `required`, a client that
+/// sends no certificate is refused (`certificate_required`); without, it is served, and the
+/// service sees no certificate. Revocation lists are not consulted.
+///
+/// [`ConfigBuilder::client_auth`]: crate::ConfigBuilder::client_auth
+///
+/// # Errors
+/// A file that cannot be read, is not PEM or holds no certificate, or a certificate rustls
+/// cannot use as a trust anchor.
+pub fn client_verifier(
+    ca: &Path,
+    required: bool,
+) -> Result<Arc<dyn ClientCertVerifier>, LoadError> {
+    let certs = CertificateDer::pem_file_iter(ca)
+        .map_err(|e| pem_error(ca, e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem_error(ca, e))?;
+    if certs.is_empty() {
+        return Err(LoadError::NoCertificate(ca.to_owned()));
+    }
+    let mut roots = RootCertStore::empty();
+    for cert in certs {
+        roots.add(cert).map_err(LoadError::Rejected)?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+    let builder = if required {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    builder
+        .build()
+        .map_err(|e| LoadError::Rejected(rustls::Error::General(e.to_string())))
+}
+
+/// `e`, reading `path`.
+fn pem_error(path: &Path, e: pem::Error) -> LoadError {
+    LoadError::Pem {
+        path: path.to_owned(),
+        reason: match e {
+            pem::Error::Io(io) => io.to_string(),
+            other => format!("not valid PEM ({other:?})"),
+        },
+    }
+}
+
 /// Reads a certificate chain (leaf first) and a private key from PEM files.
 ///
 /// # Errors
@@ -83,13 +135,6 @@ pub fn pem_files(
     cert: &Path,
     key: &Path,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), LoadError> {
-    let pem_error = |path: &Path, e: pem::Error| LoadError::Pem {
-        path: path.to_owned(),
-        reason: match e {
-            pem::Error::Io(io) => io.to_string(),
-            other => format!("not valid PEM ({other:?})"),
-        },
-    };
     let chain = CertificateDer::pem_file_iter(cert)
         .map_err(|e| pem_error(cert, e))?
         .collect::<Result<Vec<_>, _>>()
