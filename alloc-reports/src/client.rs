@@ -177,8 +177,9 @@ impl ClientTls {
         }
         Ok(ClientTls {
             config: Arc::new(config),
-            name: ServerName::try_from("localhost")
-                .map_err(|_| ClientError::Tls(rustls::Error::General("server name".into())))?,
+            name: ServerName::try_from("localhost").map_err(|e| {
+                ClientError::Tls(rustls::Error::General(format!("server name: {e}")))
+            })?,
             suite,
             wanted: offered.suite(),
             resume,
