@@ -21,7 +21,8 @@ counted by a preloaded allocation counter.
 
   --requests N       measured requests per scenario (default: each scenario's own)
   --warmup N         requests before the measured window (default 200)
-  --scenario NAME    run only this scenario; repeatable (default: all)
+  --scenario NAME    run only this scenario; repeatable (default: all); `https` names
+                     every HTTPS scenario
   --subject NAME     measure only this server; repeatable (default: all); `server-demo`
                      names server-demo under each driver that --io keeps
   --io MODE          server-demo's I/O driver: epoll, uring or auto; repeatable, one
@@ -35,6 +36,18 @@ counted by a preloaded allocation counter.
 
 scenarios: plaintext json pipelined-16 echo-1k echo-chunked-64k not-found connect-close
            malformed-400 plaintext-queue plaintext-stack
+           HTTPS (TLS 1.3, the client offering one suite: -aes128 TLS_AES_128_GCM_SHA256,
+           -aes256 TLS_AES_256_GCM_SHA384, -chacha20 TLS_CHACHA20_POLY1305_SHA256; server
+           binaries only): https-plaintext-aes128 https-plaintext-aes256
+           https-plaintext-chacha20 https-json-aes128 https-json-aes256 https-json-chacha20
+           https-pipelined-16-aes128 https-pipelined-16-aes256 https-pipelined-16-chacha20
+           https-echo-1k-aes128 https-echo-1k-aes256 https-echo-1k-chacha20
+           https-echo-chunked-64k-aes128 https-echo-chunked-64k-aes256
+           https-echo-chunked-64k-chacha20 (keep-alive, one handshake before warm-up)
+           https-full-handshake-aes128 https-full-handshake-aes256
+           https-full-handshake-chacha20 (a full handshake per connection)
+           https-resumed-handshake-aes128 https-resumed-handshake-aes256
+           https-resumed-handshake-chacha20 (each connection resumed by ticket)
            WebSocket (a request is a message and its echo): ws-echo-32 ws-echo-4k ws-echo-64k
            (binary messages) ws-text-32 ws-text-4k ws-text-64k (text messages)
 subjects (built in), in process: server-demo-epoll server-demo-uring server-demo-auto hyper
@@ -150,9 +163,14 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, CliErro
             Arg::Long("warmup") => options.warmup = count(&mut p, "--warmup", 0)?,
             Arg::Long("scenario") => {
                 let v = text(&mut p, "--scenario")?;
-                let s = Scenario::from_name(&v).map_err(CliError::Scenario)?;
-                if !scenarios.contains(&s) {
-                    scenarios.push(s);
+                let named = match v.as_str() {
+                    "https" => Scenario::HTTPS.to_vec(),
+                    _ => vec![Scenario::from_name(&v).map_err(CliError::Scenario)?],
+                };
+                for s in named {
+                    if !scenarios.contains(&s) {
+                        scenarios.push(s);
+                    }
                 }
             }
             Arg::Long("subject") => {
@@ -248,6 +266,18 @@ mod tests {
         };
         assert_eq!(scenarios, Scenario::ALL);
         assert!(subjects.is_empty());
+        let Command::Run { scenarios, .. } = parse(args(
+            "--scenario https-json-aes256 --scenario https --scenario json",
+        ))
+        .unwrap() else {
+            panic!("expected a run");
+        };
+        let mut https = Scenario::HTTPS.to_vec();
+        let json = https.remove(4);
+        assert_eq!(json.name(), "https-json-aes256");
+        assert_eq!(scenarios[0], json);
+        assert_eq!(scenarios[1..21], https);
+        assert_eq!(scenarios[21..], [Scenario::Json]);
         assert_eq!(io, [IoMode::Epoll, IoMode::Uring]);
     }
 

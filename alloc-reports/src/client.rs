@@ -7,12 +7,24 @@
 //! Responses are parsed and their bodies decoded by bufslab-http (`ResponseParser`,
 //! `BodyDecoder`), which allocates nothing either, and is as strict with a server's framing
 //! as the server is with a client's.
+//!
+//! Over HTTPS ([`Client::with_tls`]) the same exchanges go through a rustls client, which does
+//! allocate (its records, its session state). That is only for servers in a process of their
+//! own, counted by the preloaded counter in their process, where nothing this process does
+//! counts; the HTTPS scenarios apply to no in-process subject.
 
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 
 use bufslab_http::{BodyDecoder, HeaderSlot, Method, ResponseFraming, ResponseParser, Status};
+use rustls::client::Resumption;
+use rustls::crypto::ring::cipher_suite;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, HandshakeKind, RootCertStore};
+
+use crate::scenario::TlsSuite;
 
 /// Largest piece of a request written before the client reads what already came back: a
 /// long echo request streams its response while it is being sent, and a client that wrote
@@ -36,6 +48,16 @@ pub enum ClientError {
     TooLarge,
     /// The connection stayed open where the server should have closed it.
     NotClosed,
+    /// The TLS client could not be configured.
+    Tls(rustls::Error),
+    /// The handshake negotiated another suite than the one offered.
+    WrongSuite(TlsSuite),
+    /// The handshake was full where it should have resumed the previous session (`true`), or
+    /// the other way round (`false`).
+    WrongHandshake {
+        /// Whether it should have resumed.
+        resumed: bool,
+    },
 }
 
 impl fmt::Display for ClientError {
@@ -50,6 +72,18 @@ impl fmt::Display for ClientError {
             ClientError::NotClosed => {
                 f.write_str("the server kept a connection open that it should have closed")
             }
+            ClientError::Tls(e) => write!(f, "TLS client: {e}"),
+            ClientError::WrongSuite(suite) => write!(
+                f,
+                "the handshake did not negotiate {}, the only suite offered",
+                suite.name()
+            ),
+            ClientError::WrongHandshake { resumed: true } => {
+                f.write_str("a full handshake where the session should have resumed")
+            }
+            ClientError::WrongHandshake { resumed: false } => {
+                f.write_str("a resumed handshake where a full one was asked for")
+            }
         }
     }
 }
@@ -59,6 +93,7 @@ impl std::error::Error for ClientError {
         match self {
             ClientError::Io(e) => Some(e),
             ClientError::Malformed(e) => Some(e),
+            ClientError::Tls(e) => Some(e),
             _ => None,
         }
     }
@@ -98,10 +133,175 @@ pub fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
     hash
 }
 
+/// The TLS side of a [`Client`]: TLS 1.3 with one suite, the server's certificate as the only
+/// root, the server name `localhost`, no ALPN, and sessions kept for resumption or not.
+#[derive(Clone, Debug)]
+pub struct ClientTls {
+    config: Arc<ClientConfig>,
+    name: ServerName<'static>,
+    suite: TlsSuite,
+    /// The suite as rustls names it, to compare with the negotiated one.
+    wanted: rustls::CipherSuite,
+    resume: bool,
+}
+
+impl ClientTls {
+    /// A client that trusts `root` (a self-signed certificate for `localhost`), offers `suite`
+    /// only (so every server negotiates it), and where `resume` is true keeps the tickets the
+    /// server sends and resumes with them, every connection after the first checked to have
+    /// resumed; where false it keeps none and every handshake is checked to be full.
+    ///
+    /// # Errors
+    /// [`ClientError::Tls`] when rustls refuses the configuration or the certificate.
+    pub fn new(
+        root: CertificateDer<'static>,
+        suite: TlsSuite,
+        resume: bool,
+    ) -> Result<ClientTls, ClientError> {
+        let offered = match suite {
+            TlsSuite::Aes128Gcm => cipher_suite::TLS13_AES_128_GCM_SHA256,
+            TlsSuite::Aes256Gcm => cipher_suite::TLS13_AES_256_GCM_SHA384,
+            TlsSuite::Chacha20Poly1305 => cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        };
+        let mut provider = rustls::crypto::ring::default_provider();
+        provider.cipher_suites = vec![offered];
+        let mut roots = RootCertStore::empty();
+        roots.add(root).map_err(ClientError::Tls)?;
+        let mut config = ClientConfig::builder_with_provider(Arc::new(provider))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(ClientError::Tls)?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        if !resume {
+            config.resumption = Resumption::disabled();
+        }
+        Ok(ClientTls {
+            config: Arc::new(config),
+            name: ServerName::try_from("localhost").map_err(|e| {
+                ClientError::Tls(rustls::Error::General(format!("server name: {e}")))
+            })?,
+            suite,
+            wanted: offered.suite(),
+            resume,
+        })
+    }
+
+    /// Connects to `addr` and completes the handshake, checking its suite and, after the
+    /// client's first, whether it resumed.
+    fn connect(&self, addr: SocketAddr, first: bool) -> Result<TlsStream, ClientError> {
+        let mut sock = TcpStream::connect(addr)?;
+        sock.set_nodelay(true)?;
+        let mut tls = ClientConnection::new(self.config.clone(), self.name.clone())
+            .map_err(ClientError::Tls)?;
+        while tls.is_handshaking() {
+            tls.complete_io(&mut sock)?;
+        }
+        if tls.negotiated_cipher_suite().map(|s| s.suite()) != Some(self.wanted) {
+            return Err(ClientError::WrongSuite(self.suite));
+        }
+        let resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
+        // The first connection has no session to resume.
+        if resumed != (self.resume && !first) {
+            return Err(ClientError::WrongHandshake {
+                resumed: self.resume,
+            });
+        }
+        Ok(TlsStream { tls, sock })
+    }
+}
+
+/// A TLS connection driven by hand over a blocking or non-blocking socket.
+#[derive(Debug)]
+struct TlsStream {
+    tls: ClientConnection,
+    sock: TcpStream,
+}
+
+impl TlsStream {
+    /// Plaintext into `buf`: what is decrypted already, else a record read from the socket
+    /// (blocking or not, as the socket is). `Ok(0)` at the end of the connection.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.tls.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                // Nothing decrypted: read more records.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // The server closed without a close_notify. Every body this client reads is
+                // framed by length or by chunks, so a cut one fails as an early end anyway.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            self.tls.read_tls(&mut self.sock)?;
+            self.tls
+                .process_new_packets()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            // A KeyUpdate's answer, an alert.
+            self.flush()?;
+        }
+    }
+
+    /// Encrypts `data` and sends it.
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        self.tls.writer().write_all(data)?;
+        self.flush()
+    }
+
+    /// Sends every record rustls has ready.
+    fn flush(&mut self) -> io::Result<()> {
+        while self.tls.wants_write() {
+            self.tls.write_tls(&mut self.sock)?;
+        }
+        Ok(())
+    }
+}
+
+/// A connection, plain or TLS.
+#[derive(Debug)]
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<TlsStream>),
+}
+
+impl Conn {
+    fn socket(&self) -> &TcpStream {
+        match self {
+            Conn::Plain(s) => s,
+            Conn::Tls(t) => &t.sock,
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.read(buf),
+            Conn::Tls(t) => t.read(buf),
+        }
+    }
+
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        match self {
+            Conn::Plain(s) => s.write_all(data),
+            Conn::Tls(t) => t.write_all(data),
+        }
+    }
+}
+
+impl Drop for Conn {
+    /// A TLS connection ends with a close_notify, as a client that is done should end it.
+    fn drop(&mut self) {
+        if let Conn::Tls(t) = self {
+            t.tls.send_close_notify();
+            let _ = t.flush();
+        }
+    }
+}
+
 /// One connection at a time over a preallocated receive buffer.
 #[derive(Debug)]
 pub struct Client {
-    stream: Option<TcpStream>,
+    stream: Option<Conn>,
+    tls: Option<ClientTls>,
+    /// TLS handshakes made so far: the first cannot resume.
+    handshakes: u64,
     buf: Box<[u8]>,
     /// Unparsed bytes are `buf[start..end]`.
     start: usize,
@@ -115,21 +315,44 @@ impl Client {
     pub fn new(capacity: usize) -> Client {
         Client {
             stream: None,
+            tls: None,
+            handshakes: 0,
             buf: vec![0; capacity].into_boxed_slice(),
             start: 0,
             end: 0,
         }
     }
 
-    /// Opens a connection to `addr`, closing the previous one.
+    /// The same client over HTTPS: every connection a TLS 1.3 handshake as `tls` says.
+    #[must_use]
+    pub fn with_tls(capacity: usize, tls: ClientTls) -> Client {
+        Client {
+            tls: Some(tls),
+            ..Client::new(capacity)
+        }
+    }
+
+    /// Opens a connection to `addr` (with its handshake, over HTTPS), closing the previous one.
     ///
     /// # Errors
-    /// [`ClientError::Io`] when connecting fails.
+    /// [`ClientError::Io`] when connecting or the handshake fails, and over HTTPS
+    /// [`ClientError::WrongSuite`] or [`ClientError::WrongHandshake`] when it is not the one
+    /// asked for.
     pub fn connect(&mut self, addr: SocketAddr) -> Result<(), ClientError> {
         self.close();
-        let stream = TcpStream::connect(addr)?;
-        // Requests are written whole; Nagle would only hold back the last piece of one.
-        stream.set_nodelay(true)?;
+        let stream = match &self.tls {
+            Some(tls) => {
+                let first = self.handshakes == 0;
+                self.handshakes += 1;
+                Conn::Tls(Box::new(tls.connect(addr, first)?))
+            }
+            None => {
+                let stream = TcpStream::connect(addr)?;
+                // Requests are written whole; Nagle would only hold back the last piece of one.
+                stream.set_nodelay(true)?;
+                Conn::Plain(stream)
+            }
+        };
         self.stream = Some(stream);
         Ok(())
     }
@@ -165,7 +388,7 @@ impl Client {
             stream, buf, end, ..
         } = self;
         let stream = stream.as_mut().ok_or(ClientError::NotConnected)?;
-        stream.set_nonblocking(true)?;
+        stream.socket().set_nonblocking(true)?;
         let result = loop {
             let Some(room) = buf.get_mut(*end..).filter(|r| !r.is_empty()) else {
                 break Err(ClientError::TooLarge);
@@ -178,7 +401,7 @@ impl Client {
                 Err(e) => break Err(e.into()),
             }
         };
-        stream.set_nonblocking(false)?;
+        stream.socket().set_nonblocking(false)?;
         result
     }
 
@@ -258,7 +481,7 @@ impl Client {
         &self.buf[self.start..self.end]
     }
 
-    fn stream_mut(&mut self) -> Result<&mut TcpStream, ClientError> {
+    fn stream_mut(&mut self) -> Result<&mut Conn, ClientError> {
         self.stream.as_mut().ok_or(ClientError::NotConnected)
     }
 

@@ -31,7 +31,10 @@
 use std::fmt;
 
 use crate::measure::{self, MeasureError, Measurement, Options, Profile};
-use crate::scenario::{Scenario, Shape, ALLOCS_PER_CONNECTION_BOUND};
+use crate::scenario::{
+    Scenario, Shape, ALLOCS_PER_CONNECTION_BOUND, ALLOCS_PER_FULL_HANDSHAKE_BOUND,
+    ALLOCS_PER_RESUMED_HANDSHAKE_BOUND,
+};
 use crate::subject::Subject;
 
 /// How much of each scenario the gate runs, and what it allows.
@@ -46,18 +49,27 @@ pub struct Gate {
     pub warmup: u64,
     /// Allocations allowed per new connection (server-demo's gate: 0).
     pub per_connection_bound: f64,
+    /// Allocations allowed per new HTTPS connection with a full handshake (server-demo's
+    /// gate: [`ALLOCS_PER_FULL_HANDSHAKE_BOUND`]).
+    pub per_full_handshake_bound: f64,
+    /// Allocations allowed per new HTTPS connection with a resumed handshake (server-demo's
+    /// gate: [`ALLOCS_PER_RESUMED_HANDSHAKE_BOUND`]).
+    pub per_resumed_handshake_bound: f64,
 }
 
 impl Default for Gate {
     /// Small enough for a test on two cores, large enough that an allocation per request or
     /// per connection cannot hide: 200 requests, 50 connections, 50 of warm-up, and server-demo's
-    /// bound of [`ALLOCS_PER_CONNECTION_BOUND`] per new connection.
+    /// bounds: [`ALLOCS_PER_CONNECTION_BOUND`] per new connection, and over HTTPS
+    /// [`ALLOCS_PER_FULL_HANDSHAKE_BOUND`] and [`ALLOCS_PER_RESUMED_HANDSHAKE_BOUND`].
     fn default() -> Self {
         Gate {
             requests: 200,
             connections: 50,
             warmup: 50,
             per_connection_bound: ALLOCS_PER_CONNECTION_BOUND,
+            per_full_handshake_bound: ALLOCS_PER_FULL_HANDSHAKE_BOUND,
+            per_resumed_handshake_bound: ALLOCS_PER_RESUMED_HANDSHAKE_BOUND,
         }
     }
 }
@@ -68,6 +80,24 @@ impl Gate {
     pub fn per_connection_bound(mut self, bound: f64) -> Gate {
         self.per_connection_bound = bound;
         self
+    }
+
+    /// Allows `full` allocations per new HTTPS connection with a full handshake and `resumed`
+    /// per one with a resumed handshake.
+    #[must_use]
+    pub fn per_handshake_bounds(mut self, full: f64, resumed: f64) -> Gate {
+        self.per_full_handshake_bound = full;
+        self.per_resumed_handshake_bound = resumed;
+        self
+    }
+
+    /// What one new connection of `scenario` may allocate.
+    fn bound(&self, scenario: Scenario) -> f64 {
+        match scenario.https().and_then(|h| h.exchange.resumed()) {
+            Some(false) => self.per_full_handshake_bound,
+            Some(true) => self.per_resumed_handshake_bound,
+            None => self.per_connection_bound,
+        }
     }
 
     /// Runs every scenario that applies to `subject` ([`Subject::applies_to`]), one after
@@ -141,12 +171,12 @@ impl Gate {
                     requests: m.requests,
                     bytes: m.bytes,
                 }),
-                Some(per) if per > self.per_connection_bound => {
+                Some(per) if per > self.bound(scenario) => {
                     verdict.failures.push(Failure::PerConnection {
                         subject: m.subject.clone(),
                         scenario,
                         per_connection: per,
-                        bound: self.per_connection_bound,
+                        bound: self.bound(scenario),
                     });
                 }
                 _ => {}

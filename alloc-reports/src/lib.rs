@@ -10,7 +10,8 @@
 //! any allocation per request.
 //!
 //! dhat must be the global allocator of whatever links this library, and allows one profiler
-//! at a time: [`measure::run_profiled`] builds one per scenario and drops it before returning
+//! at a time: [`measure::run_profiled`] builds one per scenario (for a subject counted in
+//! process; a server binary's counts come from its own process) and drops it before returning
 //! (the binary does the same by hand, to keep dhat's messages clear of its progress bar).
 //!
 //! ```no_run
@@ -30,6 +31,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+pub mod certificate;
 pub mod chart;
 pub mod cli;
 pub mod client;

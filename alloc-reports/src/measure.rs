@@ -14,7 +14,8 @@ use bufslab_benches::{LoadError, WsClient};
 use serde::Serialize;
 use server_demo::PoolStats;
 
-use crate::client::{Client, ClientError, Response};
+use crate::certificate::{self, CertificateError};
+use crate::client::{Client, ClientError, ClientTls, Response};
 use crate::scenario::{Expected, Scenario, Shape};
 use crate::subject::{Running, Subject, SubjectError};
 
@@ -203,6 +204,8 @@ pub enum MeasureError {
     /// A subject counted by [`Method::Preload`] whose server gave no counts
     /// ([`Running::heap`]).
     NoCounts,
+    /// The certificate of the HTTPS scenarios could not be made.
+    Certificate(CertificateError),
 }
 
 impl fmt::Display for MeasureError {
@@ -227,6 +230,7 @@ impl fmt::Display for MeasureError {
             MeasureError::NoCounts => f.write_str(
                 "the server's process gave no allocation counts (was the counter preloaded?)",
             ),
+            MeasureError::Certificate(e) => e.fmt(f),
         }
     }
 }
@@ -237,6 +241,7 @@ impl std::error::Error for MeasureError {
             MeasureError::Server(e) => Some(e.as_ref()),
             MeasureError::Client(e) => Some(e),
             MeasureError::WebSocket(e) => Some(e),
+            MeasureError::Certificate(e) => Some(e),
             MeasureError::NotApplicable
             | MeasureError::Unexpected { .. }
             | MeasureError::Stalled
@@ -269,7 +274,9 @@ pub enum Stage {
 /// Runs `scenario` against a fresh server of `subject` under a dhat profiler of kind
 /// `profile`, built here and handed to `end` before returning (`drop` it there: that ends it
 /// and writes the profile file; the binary drops it with its progress bar suspended, since
-/// dhat reports on stderr); `progress` hears of each stage.
+/// dhat reports on stderr); `progress` hears of each stage. A subject counted by
+/// [`Method::Preload`] runs without a profiler (this process's allocations are the client's,
+/// and dhat would record a backtrace for each), and `end` is not called.
 ///
 /// # Errors
 /// [`MeasureError`] when the scenario does not apply, or the server or an exchange fails.
@@ -287,7 +294,10 @@ pub fn run_profiled(
     if !subject.applies_to(scenario) {
         return Err(MeasureError::NotApplicable);
     }
-    let prepared = Prepared::new(scenario, options);
+    let prepared = Prepared::new(scenario, options)?;
+    if subject.method() == Method::Preload {
+        return prepared.run(subject, progress);
+    }
     let profiler = start_profiler(profile);
     let result = prepared.run(subject, progress);
     // The server's threads are gone by now, so the profile holds all of their allocations.
@@ -352,13 +362,24 @@ pub fn planned_writes(scenario: Scenario, options: Options) -> (u64, u64) {
 
 impl Prepared {
     /// Builds everything the client side of `scenario` needs.
-    #[must_use]
-    fn new(scenario: Scenario, options: Options) -> Prepared {
+    ///
+    /// # Errors
+    /// For an HTTPS scenario, when the certificate or the TLS client cannot be made.
+    fn new(scenario: Scenario, options: Options) -> Result<Prepared, MeasureError> {
         let (warm_writes, writes) = planned_writes(scenario, options);
         let step = (writes / SAMPLES).max(1);
-        Prepared {
+        let client = match scenario.https() {
+            Some(https) => {
+                let cert = certificate::localhost().map_err(MeasureError::Certificate)?;
+                let resume = https.exchange.resumed() == Some(true);
+                let tls = ClientTls::new(cert.der.clone(), https.suite, resume)?;
+                Client::with_tls(CLIENT_BUFFER, tls)
+            }
+            None => Client::new(CLIENT_BUFFER),
+        };
+        Ok(Prepared {
             scenario,
-            client: Client::new(CLIENT_BUFFER),
+            client,
             ws: scenario.websocket_payload().map(WsClient::new),
             request: scenario.request(),
             expected: scenario.expected(),
@@ -366,7 +387,7 @@ impl Prepared {
             warm_writes,
             writes,
             step,
-        }
+        })
     }
 
     /// Runs the scenario against a fresh server, under the dhat profiler the caller started,
@@ -394,6 +415,11 @@ impl Prepared {
             ws.connect(addr, "/ws")?;
         } else if scenario.shape() == Shape::KeepAlive {
             self.client.connect(addr)?;
+        }
+        if scenario.https().and_then(|h| h.exchange.resumed()) == Some(true) {
+            // A first connection, full, for the ticket the next one resumes with: with or
+            // without warm-up, every connection after it resumes.
+            self.once(addr)?;
         }
         for _ in 0..self.warm_writes {
             self.once(addr)?;

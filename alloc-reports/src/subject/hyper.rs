@@ -23,9 +23,7 @@ impl Subject for Hyper {
     }
 
     fn applies_to(&self, scenario: Scenario) -> bool {
-        scenario.strategy().is_none()
-            && scenario != Scenario::Malformed
-            && scenario.websocket_payload().is_none()
+        scenario.is_http() && scenario.strategy().is_none() && scenario != Scenario::Malformed
     }
 
     fn start(&self, _: Scenario) -> Result<Box<dyn Running>, SubjectError> {

@@ -108,9 +108,11 @@ pub trait Subject {
 
     /// Whether `scenario` applies. By default every HTTP scenario that does not ask for a
     /// pool free list ([`Scenario::strategy`]), which only a server built on bufslab can
-    /// honour; the WebSocket scenarios ([`Scenario::WEBSOCKET`]) only where a subject says so.
+    /// honour; the WebSocket scenarios ([`Scenario::WEBSOCKET`]) only where a subject says so,
+    /// and the HTTPS ones ([`Scenario::HTTPS`]) only to a server in a process of its own (the
+    /// TLS client allocates, and would count under dhat beside an in-process server).
     fn applies_to(&self, scenario: Scenario) -> bool {
-        scenario.strategy().is_none() && scenario.websocket_payload().is_none()
+        scenario.is_http() && scenario.strategy().is_none()
     }
 
     /// Starts a server for `scenario` in this process, listening on a free loopback port,
@@ -295,10 +297,42 @@ mod tests {
     fn pool_scenarios_apply_to_server_demo_only() {
         for s in Scenario::ALL {
             let ws = s.websocket_payload().is_some();
-            assert_eq!(ServerDemo::default().applies_to(s), !ws);
+            let https = s.https().is_some();
+            assert_eq!(ServerDemo::default().applies_to(s), !ws && !https);
             assert_eq!(WsEcho(WsPeer::Tungstenite).applies_to(s), ws);
-            let hyper = s.strategy().is_none() && s != Scenario::Malformed && !ws;
+            let hyper = s.strategy().is_none() && s != Scenario::Malformed && !ws && !https;
             assert_eq!(Hyper.applies_to(s), hyper, "{}", s.name());
+        }
+    }
+
+    #[test]
+    fn https_scenarios_apply_to_binaries_that_speak_it() {
+        let subjects = builtin();
+        let https = |name: &str| -> Vec<&'static str> {
+            let s = subjects.iter().find(|s| s.name() == name).unwrap();
+            Scenario::HTTPS
+                .into_iter()
+                .filter(|h| s.applies_to(*h))
+                .map(Scenario::name)
+                .collect()
+        };
+        let every: Vec<&str> = Scenario::HTTPS.into_iter().map(Scenario::name).collect();
+        for name in [
+            "server-demo-bin-epoll",
+            "server-demo-bin-uring",
+            "hyper-bin",
+        ] {
+            assert_eq!(https(name), every, "{name}");
+        }
+        // nginx has no echo; may-minihttp and the WebSocket servers no TLS.
+        assert_eq!(https("nginx").len(), 15);
+        assert!(https("nginx").iter().all(|n| !n.contains("echo")));
+        for name in [
+            "may-minihttp-bin",
+            "bufslab-ws-bin-epoll",
+            "ws-tungstenite-bin",
+        ] {
+            assert!(https(name).is_empty(), "{name}");
         }
     }
 }

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use ::server_demo::IoMode;
 
 use super::{Hyper, Running, Subject, SubjectError};
+use crate::certificate;
 use crate::measure::{HeapCounts, Method};
 use crate::scenario::Scenario;
 
@@ -82,6 +83,8 @@ pub enum Program {
 ///
 /// Arguments and files may hold `{port}` (the loopback port it must listen on, on
 /// `127.0.0.1`) and `{dir}` (a fresh directory for the run: configuration, logs, pid files).
+/// A server that speaks HTTPS says how ([`Process::https`]); for the HTTPS scenarios the run's
+/// certificate and key are then in `{dir}/cert.pem` and `{dir}/key.pem`.
 ///
 /// # Examples
 ///
@@ -106,7 +109,16 @@ pub struct Process {
     io: Option<IoMode>,
     driver: Option<&'static str>,
     needs_flag: Option<&'static str>,
+    https: Option<HttpsSetup>,
     resolved: OnceLock<Result<PathBuf, String>>,
+}
+
+/// How a [`Process`] serves HTTPS: arguments added, and files that replace those of the same
+/// name.
+#[derive(Debug, Default)]
+struct HttpsSetup {
+    args: Vec<String>,
+    files: Vec<(String, String)>,
 }
 
 impl Process {
@@ -122,11 +134,12 @@ impl Process {
             program,
             args: args.into_iter().map(Into::into).collect(),
             files: Vec::new(),
-            scenarios: |s| s.websocket_payload().is_none(),
+            scenarios: Scenario::is_http,
             free_list_flag: None,
             io: None,
             driver: None,
             needs_flag: None,
+            https: None,
             resolved: OnceLock::new(),
         }
     }
@@ -166,7 +179,9 @@ impl Process {
 
     /// Only the scenarios `answers` takes apply (by default every HTTP one that asks for no
     /// pool free list): those the server answers as [`Scenario::expected`] says, or for the
-    /// WebSocket ones, whose messages it echoes.
+    /// WebSocket ones, whose messages it echoes. An HTTPS scenario applies where the server
+    /// speaks HTTPS ([`Process::https`]) and `answers` takes its HTTP scenario
+    /// ([`Scenario::http`]).
     #[must_use]
     pub fn scenarios(mut self, answers: fn(Scenario) -> bool) -> Process {
         self.scenarios = answers;
@@ -179,6 +194,31 @@ impl Process {
     #[must_use]
     pub fn free_list_flag(mut self, flag: impl Into<String>, default: &'static str) -> Process {
         self.free_list_flag = Some((flag.into(), default));
+        self
+    }
+
+    /// The server speaks HTTPS (TLS 1.3) when given `args` as well (which may name
+    /// `{dir}/cert.pem` and `{dir}/key.pem`, written before it starts): the HTTPS scenarios
+    /// apply.
+    #[must_use]
+    pub fn https<I, S>(mut self, args: I) -> Process
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.https.get_or_insert_with(HttpsSetup::default).args =
+            args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// For the HTTPS scenarios, `contents` replaces the file `name` given to
+    /// [`file`](Self::file) (a configuration that listens with TLS); the HTTPS scenarios apply.
+    #[must_use]
+    pub fn https_file(mut self, name: impl Into<String>, contents: impl Into<String>) -> Process {
+        self.https
+            .get_or_insert_with(HttpsSetup::default)
+            .files
+            .push((name.into(), contents.into()));
         self
     }
 
@@ -221,7 +261,19 @@ impl Process {
             s.replace(PORT, &port.to_string())
                 .replace(DIR, &dir.path.to_string_lossy())
         };
+        let https = match scenario.https() {
+            Some(_) => {
+                let cert = certificate::localhost()?;
+                fs::write(dir.path.join("cert.pem"), &cert.cert_pem)?;
+                fs::write(dir.path.join("key.pem"), &cert.key_pem)?;
+                self.https.as_ref()
+            }
+            None => None,
+        };
         for (name, contents) in &self.files {
+            let contents = https
+                .and_then(|h| h.files.iter().find(|(n, _)| n == name))
+                .map_or(contents, |(_, c)| c);
             fs::write(dir.path.join(name), fill(contents))?;
         }
         let counter_so = dir.path.join("alloc_counter.so");
@@ -234,6 +286,7 @@ impl Process {
         let log = File::create(&log_path)?;
 
         let mut args: Vec<String> = self.args.iter().map(|a| fill(a)).collect();
+        args.extend(https.iter().flat_map(|h| h.args.iter().map(|a| fill(a))));
         if let (Some((flag, _)), Some(strategy)) = (&self.free_list_flag, scenario.strategy()) {
             args.push(flag.clone());
             args.push(strategy.name().to_owned());
@@ -287,6 +340,9 @@ impl Subject for Process {
     }
 
     fn applies_to(&self, scenario: Scenario) -> bool {
+        if scenario.https().is_some() {
+            return self.https.is_some() && (self.scenarios)(scenario.http());
+        }
         (self.scenarios)(scenario)
             && (scenario.strategy().is_none() || self.free_list_flag.is_some())
     }
@@ -613,6 +669,29 @@ fn workspace_binaries() -> &'static Result<Vec<Built>, String> {
             .arg("--manifest-path")
             .arg(&manifest)
             .arg("--message-format=json");
+        // What `cargo run` and `cargo test` set for this package. ring's build script reruns
+        // when `CARGO_MANIFEST_DIR` or `CARGO_PKG_*` differ from the last build's in cargo's
+        // environment, so with them this build and the next plain `cargo build` would each
+        // rebuild ring and everything above it (rustls, the servers), every time.
+        for (key, _) in std::env::vars_os() {
+            let package_var = key.to_str().is_some_and(|k| {
+                k.starts_with("CARGO_PKG_")
+                    || matches!(
+                        k,
+                        "CARGO_MANIFEST_DIR"
+                            | "CARGO_MANIFEST_PATH"
+                            | "CARGO_MANIFEST_LINKS"
+                            | "CARGO_CRATE_NAME"
+                            | "CARGO_BIN_NAME"
+                            | "CARGO_PRIMARY_PACKAGE"
+                            | "CARGO_TARGET_TMPDIR"
+                            | "OUT_DIR"
+                    )
+            });
+            if package_var {
+                cmd.env_remove(key);
+            }
+        }
         if !cfg!(debug_assertions) {
             cmd.arg("--release");
         }
@@ -656,7 +735,9 @@ fn executables(messages: &str) -> Vec<Built> {
 
 /// nginx from the distribution's package, serving the plaintext and json responses the other
 /// servers serve, one worker process, access log off, no keep-alive request limit (nginx's
-/// default of 1000 would close the keep-alive scenarios' one connection).
+/// default of 1000 would close the keep-alive scenarios' one connection); for the HTTPS
+/// scenarios the same server listening with `ssl`, TLS 1.3 only, session tickets on (nginx's
+/// default).
 pub(crate) fn nginx() -> Process {
     const CONF: &str = r#"daemon off;
 master_process on;
@@ -707,13 +788,28 @@ http {
         ],
     )
     .file("nginx.conf", CONF)
+    .https_file(
+        "nginx.conf",
+        CONF.replace(
+            "listen 127.0.0.1:{port};",
+            "listen 127.0.0.1:{port} ssl;
+        ssl_certificate {dir}/cert.pem;
+        ssl_certificate_key {dir}/key.pem;
+        ssl_protocols TLSv1.3;",
+        ),
+    )
     .scenarios(|s| serves_plaintext_and_json(s) || s == Scenario::Malformed)
 }
 
-/// server-demo's own binary under `io`, configured as the in-process subject is (one worker).
+/// The arguments of server-demo and of the hyper baseline for HTTPS.
+const TLS_ARGS: [&str; 4] = ["--tls-cert", "{dir}/cert.pem", "--tls-key", "{dir}/key.pem"];
+
+/// server-demo's own binary under `io`, configured as the in-process subject is (one worker);
+/// over HTTPS with `--tls-cert` and `--tls-key`.
 pub(crate) fn server_demo(io: IoMode) -> Process {
     bufslab_binary("server-demo-bin", "server-demo", "server-demo", io)
         .free_list_flag("--pool-strategy", "queue")
+        .https(TLS_ARGS)
 }
 
 /// A binary of this workspace on `bufslab-server` under `io`, one worker, named
@@ -739,7 +835,8 @@ fn bufslab_binary(name: &str, package: &'static str, bin: &'static str, io: IoMo
     }
 }
 
-/// The load harness's hyper baseline binary, one worker.
+/// The load harness's hyper baseline binary, one worker; over HTTPS with tokio-rustls (its
+/// `--tls-cert` and `--tls-key`, as `benches/load/tls.sh` runs it).
 pub(crate) fn hyper() -> Process {
     Process::new(
         "hyper-bin",
@@ -751,6 +848,7 @@ pub(crate) fn hyper() -> Process {
     )
     // The same server as the in-process subject: the same scenarios.
     .scenarios(|s| Hyper.applies_to(s))
+    .https(TLS_ARGS)
 }
 
 /// The load harness's may-minihttp baseline binary, one worker thread. It serves

@@ -94,9 +94,12 @@ impl Subject for ServerDemo {
     }
 
     /// Every HTTP scenario. server-demo does not serve WebSocket upgrades (yet): its
-    /// WebSocket echo is measured as a binary, `bufslab-ws-bin`, once it has one.
+    /// WebSocket echo is measured as a binary, `bufslab-ws-bin`, once it has one. Nor the
+    /// HTTPS ones: their client's rustls allocates in this process; server-demo's binary has
+    /// them (`server-demo-bin-*`), and `server-demo/tests/dhat_tls.rs` counts HTTPS in process
+    /// with a client in another.
     fn applies_to(&self, scenario: Scenario) -> bool {
-        scenario.websocket_payload().is_none()
+        scenario.is_http()
     }
 
     fn start(&self, scenario: Scenario) -> Result<Box<dyn Running>, SubjectError> {
