@@ -47,6 +47,7 @@ usage: server-demo [flags]
   --tls-cert FILE           serve HTTPS (TLS 1.3 and 1.2) with this PEM certificate chain, leaf first
   --tls-key FILE            ...and this PEM private key (both or neither)
   --tls12 on|off            serve TLS 1.2 clients too (default on); off: protocol_version alert
+  --tls-client-ca FILE      require a client certificate issued by a CA in this PEM file
   --tls-record-limit N      records per sending key before a KeyUpdate (default: the suite's
                             limit, 2^24 for AES-GCM; TLS 1.2, which has none, closes there);
                             small values test key updates
@@ -189,6 +190,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
     let (mut tls_cert, mut tls_key) = (None::<PathBuf>, None::<PathBuf>);
     let mut record_limit = None::<u64>;
     let mut tls12 = None::<bool>;
+    let mut client_ca = None::<PathBuf>;
     let mut p = Parser::from_args(args);
     while let Some(arg) = p.next()? {
         let f = match arg {
@@ -233,19 +235,28 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Command, Cl
             "--tls-key" => tls_key = Some(p.value()?.into()),
             "--tls-record-limit" => record_limit = Some(value(&mut p, f, COUNT)?),
             "--tls12" => tls12 = Some(value::<OnOff>(&mut p, f, "on or off")?.0),
+            "--tls-client-ca" => client_ca = Some(p.value()?.into()),
             _ => return Err(CliError::UnknownFlag(flag.clone())),
         }
     }
     cfg.tls = match (tls_cert, tls_key) {
         (Some(cert), Some(key)) => {
-            let mut tls = TlsConfig::from_pem_files_tls12(&cert, &key, tls12.unwrap_or(true))
-                .map_err(|e| CliError::Tls(e.to_string()))?;
+            let load = |e: bufslab_tls::LoadError| CliError::Tls(e.to_string());
+            let mut builder = bufslab_tls::Config::pem_files_builder(&cert, &key)
+                .map_err(load)?
+                .tls12(tls12.unwrap_or(true));
+            if let Some(ca) = client_ca {
+                builder =
+                    builder.client_auth(bufslab_tls::client_verifier(&ca, true).map_err(load)?);
+            }
+            let mut tls = TlsConfig::new(builder.build().map_err(|e| load(e.into()))?);
             tls.record_limit = record_limit;
             Some(tls)
         }
-        (None, None) if record_limit.is_none() && tls12.is_none() => None,
+        (None, None) if record_limit.is_none() && tls12.is_none() && client_ca.is_none() => None,
         (None, None) => {
-            let why = "--tls-record-limit and --tls12 need --tls-cert and --tls-key";
+            let why =
+                "--tls-record-limit, --tls12 and --tls-client-ca need --tls-cert and --tls-key";
             return Err(CliError::Tls(why.to_owned()));
         }
         _ => {
@@ -359,6 +370,10 @@ mod tests {
         assert!(matches!(parse("--tls-key k.pem"), Err(CliError::Tls(_))));
         assert!(matches!(parse("--tls12 off"), Err(CliError::Tls(_))));
         assert!(matches!(
+            parse("--tls-client-ca ca.pem"),
+            Err(CliError::Tls(_))
+        ));
+        assert!(matches!(
             parse("--tls12 maybe"),
             Err(CliError::BadValue {
                 expected: "on or off",
@@ -402,6 +417,29 @@ mod tests {
             why(&cert, &cert),
             format!("{}: no private key in the file", cert.display())
         );
+        // A client CA file with no certificate in it.
+        let key = dir.join("key.pem");
+        std::fs::write(&key, pair.key_pair.serialize_pem()).expect("write");
+        let flags = format!(
+            "--tls-cert {} --tls-key {} --tls-client-ca {}",
+            cert.display(),
+            key.display(),
+            key.display()
+        );
+        let Err(CliError::Tls(why)) = parse(&flags) else {
+            panic!("a CA file without a certificate must be refused");
+        };
+        assert_eq!(
+            why,
+            format!("{}: no CERTIFICATE section in the file", key.display())
+        );
+        let flags = format!(
+            "--tls-cert {} --tls-key {} --tls-client-ca {}",
+            cert.display(),
+            key.display(),
+            cert.display()
+        );
+        assert!(matches!(parse(&flags), Ok(Command::Serve(_))));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -427,6 +465,7 @@ mod tests {
             "--tls-key",
             "--tls-record-limit",
             "--tls12",
+            "--tls-client-ca",
         ] {
             assert!(USAGE.contains(flag), "{flag} missing from USAGE");
             assert!(

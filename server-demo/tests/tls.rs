@@ -379,14 +379,21 @@ impl bufslab_server::Service for TlsEcho {
         _: &mut (),
     ) {
         let seen = match ex.tls() {
-            Some(t) => format!(
-                "{} {} {} {} {}",
-                t.version(),
-                t.cipher_suite(),
-                String::from_utf8_lossy(t.alpn_protocol().unwrap_or(b"-")),
-                t.server_name().unwrap_or("-"),
-                t.is_resumed()
-            ),
+            Some(t) => {
+                let mut seen = format!(
+                    "{} {} {} {} {}",
+                    t.version(),
+                    t.cipher_suite(),
+                    String::from_utf8_lossy(t.alpn_protocol().unwrap_or(b"-")),
+                    t.server_name().unwrap_or("-"),
+                    t.is_resumed()
+                );
+                // The client's certificate chain, where it was asked for: each one's length.
+                for cert in t.peer_certificates() {
+                    seen.push_str(&format!(" cert:{}", cert.len()));
+                }
+                seen
+            }
             None => "plain".to_owned(),
         };
         let _ = ex.respond(200).body(seen.as_bytes());
@@ -421,6 +428,56 @@ driver_test! {
             "TLSv1.2 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 http/1.1 localhost false"
         );
         drop(c);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
+    fn the_service_sees_the_client_certificate() {
+        let (pki, ca) = (pki(), common::tls::client_ca());
+        let path = std::env::temp_dir().join(format!("server-demo-ca-{}.pem", std::process::id()));
+        std::fs::write(&path, &ca.pem).unwrap();
+        let verifier = bufslab_tls::client_verifier(&path, true).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let tls = bufslab_tls::Config::single_cert_builder(pki.chain.clone(), pki.key.clone_key())
+            .unwrap()
+            .client_auth(verifier)
+            .build()
+            .unwrap();
+        let cfg = Config {
+            tls: Some(TlsConfig::new(tls)),
+            ..common::config()
+        };
+        let server = bufslab_server::Server::start(cfg, |_: bufslab_server::WorkerInfo| TlsEcho)
+            .expect("server starts");
+        let addr = server.local_addr();
+        let mut roots = RootCertStore::empty();
+        roots.add(pki.chain[0].clone()).unwrap();
+        let client = ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_client_auth_cert(ca.client_chain.clone(), ca.client_key.clone_key())
+        .unwrap();
+        let mut c = connect_with(&Arc::new(client), addr);
+        let r = c.request(PLAIN);
+        assert_eq!(r.status, 200);
+        let body = String::from_utf8(r.body).unwrap();
+        let leaf = ca.client_chain[0].len();
+        assert!(body.ends_with(&format!(" cert:{leaf}")), "{body}");
+        drop(c);
+        // Without a certificate the handshake fails: no request reaches the service.
+        let mut anonymous = connect(&pki, addr);
+        anonymous.stream.write_all(PLAIN).unwrap();
+        let mut rest = Vec::new();
+        let refused = anonymous.stream.read_to_end(&mut rest).expect_err("the server's alert");
+        assert!(refused.to_string().contains("CertificateRequired"), "{refused}");
+        wait_until("the refused handshake counted", || {
+            server.stats().tls_handshake_failures == 1
+        });
+        assert_eq!(server.stats().requests, 1);
         server.stop().unwrap();
     }
 }

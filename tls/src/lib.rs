@@ -112,14 +112,18 @@
 //! ([`Error::alert`]), and poisons its direction: nothing is opened after a failed tag,
 //! nothing sealed after a sealing failure.
 //!
+//! **Client certificates** are asked for only where [`ConfigBuilder::client_auth`] says so,
+//! with a rustls verifier ([`client_verifier`] makes one from a CA file); the chain a client
+//! presented is kept in [`Connection::peer_certificates`].
+//!
 //! **Allocation.** After the handshake, sealing and opening a record allocate nothing
 //! (`tests/no_alloc.rs` checks it with dhat). The handshake allocates (rustls), and so does
 //! each `KeyUpdate` (rustls's key schedule: two blocks).
 //!
 //! # Not done yet
 //!
-//! 0-RTT (off), client certificates and a client side. `bufslab-server` serves HTTPS on this
-//! crate (its `Config::tls`).
+//! 0-RTT (off) and a client side. `bufslab-server` serves HTTPS on this crate (its
+//! `Config::tls`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

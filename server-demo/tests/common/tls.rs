@@ -4,7 +4,7 @@
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use server_demo::TlsConfig;
 
@@ -55,4 +55,28 @@ pub fn connect_with(client: &Arc<ClientConfig>, addr: SocketAddr) -> Client<Tls>
     let name = ServerName::try_from("localhost").unwrap();
     let conn = ClientConnection::new(Arc::clone(client), name).unwrap();
     Client::over(StreamOwned::new(conn, super::connect(addr)))
+}
+
+/// A CA (its certificate in PEM) and a client certificate it issued, with the client's key.
+pub struct ClientCa {
+    pub pem: String,
+    pub client_chain: Vec<CertificateDer<'static>>,
+    pub client_key: PrivateKeyDer<'static>,
+}
+
+/// A new CA and a client certificate from it, for client authentication.
+pub fn client_ca() -> ClientCa {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = params.self_signed(&ca_key).unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(vec!["client.test".to_owned()]).unwrap();
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let client = params.signed_by(&client_key, &ca, &ca_key).unwrap();
+    ClientCa {
+        pem: ca.pem(),
+        client_chain: vec![client.der().clone()],
+        client_key: PrivatePkcs8KeyDer::from(client_key.serialize_der()).into(),
+    }
 }

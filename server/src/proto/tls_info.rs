@@ -47,6 +47,14 @@ impl<'a> TlsInfo<'a> {
     pub fn is_resumed(&self) -> bool {
         self.conn.is_resumed()
     }
+
+    /// The certificate chain the client presented, its own certificate first, each in DER;
+    /// empty where the server asked for none (see `bufslab_tls::ConfigBuilder::client_auth`)
+    /// or the client sent none. The server's verifier accepted it during the handshake.
+    pub fn peer_certificates(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let chain = self.conn.peer_certificates().unwrap_or_default();
+        chain.iter().map(|c| c.as_ref())
+    }
 }
 
 impl std::fmt::Debug for TlsInfo<'_> {
@@ -57,6 +65,7 @@ impl std::fmt::Debug for TlsInfo<'_> {
             .field("alpn_protocol", &self.alpn_protocol())
             .field("server_name", &self.server_name())
             .field("is_resumed", &self.is_resumed())
+            .field("peer_certificates", &self.peer_certificates().count())
             .finish()
     }
 }
