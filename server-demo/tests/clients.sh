@@ -8,7 +8,9 @@
 # TLS 1.2 ECDHE-ECDSA suite; a session resumed with -sess_out/-sess_in; KeyUpdates sent with
 # its K and k commands, then a request; a TLS 1.2 renegotiation, its R command, refused with a
 # no_renegotiation warning), wrk and h2load --h1; with --tls12 off, TLS 1.2 refused with a
-# protocol_version alert (s_client -tls1_2, curl --tls-max 1.2); and start-up refused (exit
+# protocol_version alert (s_client -tls1_2, curl --tls-max 1.2); with --tls-client-ca, curl
+# served with a client certificate the CA issued and refused without one or with another;
+# and start-up refused (exit
 # status 2, the problem named) for a missing certificate file, a key file with no key, and a
 # key that is not the certificate's.
 #
@@ -395,6 +397,44 @@ PY
     wait "$TLS_PID" || rc=$?
     TLS_PID=
     [ "$rc" = 0 ] && ok "--tls12 off: exit status 0 after SIGTERM" || bad "--tls12 off: exit status $rc"
+
+    echo "== HTTPS: --tls-client-ca (client certificates)"
+    # A CA, and a client certificate it issues for client authentication.
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=test-ca \
+        -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+        -keyout "$TLS_DIR/ca-key.pem" -out "$TLS_DIR/ca.pem" 2>>"$TLS_DIR/openssl.log"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=client \
+        -keyout "$TLS_DIR/client-key.pem" -out "$TLS_DIR/client.csr" 2>>"$TLS_DIR/openssl.log"
+    printf 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n' >"$TLS_DIR/client.ext"
+    openssl x509 -req -in "$TLS_DIR/client.csr" -CA "$TLS_DIR/ca.pem" -CAkey "$TLS_DIR/ca-key.pem" \
+        -CAcreateserial -days 2 -extfile "$TLS_DIR/client.ext" -out "$TLS_DIR/client.pem" \
+        2>>"$TLS_DIR/openssl.log" || bad "openssl could not make the client certificate"
+    "$BIN" --addr "127.0.0.1:$TLS_PORT" --workers 1 ${IO:+--io "$IO"} \
+        --tls-cert "$CERT" --tls-key "$KEY" --tls-client-ca "$TLS_DIR/ca.pem" >"$LOG" 2>&1 &
+    TLS_PID=$!
+    for _ in $(seq 100); do
+        grep -q "listening on" "$LOG" && break
+        sleep 0.05
+    done
+    if have curl; then
+        out="$(curl -s --max-time 5 --cacert "$CERT" --cert "$TLS_DIR/client.pem" --key "$TLS_DIR/client-key.pem" "$TLS_BASE/plaintext")" || true
+        [ "$out" = "Hello, World!" ] && ok "--tls-client-ca: curl --cert (issued by the CA) served" || bad "--tls-client-ca, curl --cert: $out"
+        rc=0
+        out="$(curl -sv --max-time 5 --cacert "$CERT" "$TLS_BASE/plaintext" 2>&1)" || rc=$?
+        [ "$rc" != 0 ] && grep -qi "certificate required" <<<"$out" \
+            && ok "--tls-client-ca: curl without a certificate refused (exit $rc, certificate required)" || bad "--tls-client-ca, no certificate: exit $rc: $out"
+        rc=0
+        out="$(curl -sv --max-time 5 --cacert "$CERT" --cert "$CERT" --key "$KEY" "$TLS_BASE/plaintext" 2>&1)" || rc=$?
+        [ "$rc" != 0 ] && ! grep -q "Hello, World!" <<<"$out" \
+            && ok "--tls-client-ca: curl with a certificate from no CA of the file refused (exit $rc)" || bad "--tls-client-ca, stranger: exit $rc: $out"
+    else
+        skip "--tls-client-ca: curl not installed"
+    fi
+    kill -TERM "$TLS_PID"
+    rc=0
+    wait "$TLS_PID" || rc=$?
+    TLS_PID=
+    [ "$rc" = 0 ] && ok "--tls-client-ca: exit status 0 after SIGTERM" || bad "--tls-client-ca: exit status $rc"
     trap - EXIT
     rm -rf "$TLS_DIR" "$LOG"
 fi
