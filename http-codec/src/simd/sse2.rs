@@ -341,12 +341,13 @@ pub(crate) fn plain_host(buf: &[u8], start: usize, end: usize) -> bool {
     ) {
         let (other, colon, not_digit) = x86::host_masks(c);
         let value = (1u32 << n) - 1;
-        // The name ends at the first colon, if any; the port, after it, is digits.
+        // The name ends at the first colon, if any (`first`, 0 without one); the port, after
+        // it, is digits. Every byte is a name byte or a colon, and every byte after the first
+        // colon a digit (so no second colon either).
         let first = colon & value & (colon & value).wrapping_neg();
-        let host = first.wrapping_sub(1) & value;
-        let port = value & !host & !first;
+        let port = value & !(first.wrapping_mul(2).wrapping_sub(1));
         // Anything else (another colon, `_`, `~`, a sub-delim, an IP literal) goes on below.
-        if other & host == 0 && not_digit & port == 0 {
+        if (other & !colon | not_digit & port) & value == 0 {
             return true;
         }
     }
