@@ -266,27 +266,55 @@ pub(crate) fn find_name_end(buf: &[u8], i: usize) -> usize {
 /// after it). The caller tests the byte at each answer anyway (for `:` and CR LF), and only
 /// when that test fails, for these rarer bytes.
 ///
-/// The two scans share the first 16-byte load, and the line's end (where the next line starts)
-/// is found without waiting for the name's end: a line's only dependency on the one before it
-/// is the position of its control byte.
+/// The two scans share each 16-byte load of the name, and the line's end (where the next line
+/// starts) is found without waiting for the name's end: a line's only dependency on the one
+/// before it is the position of its control byte. A control byte is not a letter, digit or
+/// `-`, so a block in which the name goes on holds none: only the block where the name ends
+/// is searched for both.
 #[inline(always)]
 pub(crate) fn scan_line_start(buf: &[u8], i: usize) -> (usize, usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(c) = buf.get(i..).and_then(|s| s.first_chunk::<16>()) {
-        let (other, ctl) = (x86::not_alnum_dash_mask(c), x86::ctl_mask(c));
-        let stop = if ctl != 0 {
-            i + ctl.trailing_zeros() as usize
-        } else {
-            find_ctl(buf, i + 16)
-        };
-        let ne = if other != 0 {
-            i + other.trailing_zeros() as usize
-        } else {
-            find_not_alnum_dash(buf, i + 16)
-        };
-        return (ne, stop);
+        let other = x86::not_alnum_dash_mask(c);
+        if other == 0 {
+            return scan_long_name(buf, i + 16);
+        }
+        return (i + other.trailing_zeros() as usize, ctl_from(buf, i, c));
     }
     (find_not_alnum_dash(buf, i), find_ctl(buf, i))
+}
+
+/// The first control byte or DEL at or after `i`, where `c` holds the 16 bytes from `i`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn ctl_from(buf: &[u8], i: usize, c: &[u8; 16]) -> usize {
+    let ctl = x86::ctl_mask(c);
+    if ctl != 0 {
+        i + ctl.trailing_zeros() as usize
+    } else {
+        find_ctl(buf, i + 16)
+    }
+}
+
+/// [`scan_line_start`] for a name that goes on past its first 16 bytes, from `k`: every byte
+/// before `k` is a letter, digit or `-`, and so no control byte either.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn scan_long_name(buf: &[u8], mut k: usize) -> (usize, usize) {
+    let Some(last) = buf.len().checked_sub(16) else {
+        return (find_not_alnum_dash(buf, k), find_ctl(buf, k));
+    };
+    // One compare per 16 bytes: `k <= last` is the whole bounds check of the load.
+    while k <= last {
+        if let Some(c) = buf.get(k..k + 16).and_then(|s| s.first_chunk::<16>()) {
+            let other = x86::not_alnum_dash_mask(c);
+            if other != 0 {
+                return (k + other.trailing_zeros() as usize, ctl_from(buf, k, c));
+            }
+        }
+        k += 16;
+    }
+    (find_not_alnum_dash(buf, k), find_ctl(buf, k))
 }
 
 /// Index of the first control byte other than HTAB, or DEL, at or after `i` (else
@@ -313,12 +341,13 @@ pub(crate) fn plain_host(buf: &[u8], start: usize, end: usize) -> bool {
     ) {
         let (other, colon, not_digit) = x86::host_masks(c);
         let value = (1u32 << n) - 1;
-        // The name ends at the first colon, if any; the port, after it, is digits.
+        // The name ends at the first colon, if any (`first`, 0 without one); the port, after
+        // it, is digits. Every byte is a name byte or a colon, and every byte after the first
+        // colon a digit (so no second colon either).
         let first = colon & value & (colon & value).wrapping_neg();
-        let host = first.wrapping_sub(1) & value;
-        let port = value & !host & !first;
+        let port = value & !(first.wrapping_mul(2).wrapping_sub(1));
         // Anything else (another colon, `_`, `~`, a sub-delim, an IP literal) goes on below.
-        if other & host == 0 && not_digit & port == 0 {
+        if (other & !colon | not_digit & port) & value == 0 {
             return true;
         }
     }
