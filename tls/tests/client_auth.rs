@@ -7,10 +7,10 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bufslab_tls::{client_verifier, Config, Connection, Handshake, LoadError, Status};
+use bufslab_tls::{client_verifier, Config, Connection, LoadError};
 use common::*;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{ClientConfig, RootCertStore};
 
 /// A CA, and a client certificate it issued.
 struct Ca {
@@ -79,30 +79,11 @@ fn client(pki: &Pki, cert: Option<&Ca>) -> Arc<ClientConfig> {
     Arc::new(config)
 }
 
-/// Runs the handshake in memory: the connection, or the server's error (after the client
-/// was given the server's alert).
+/// Runs the handshake in memory: the connection, or the server's error.
 fn connect(config: &Config, client: &Arc<ClientConfig>) -> Result<Connection, String> {
-    let name = ServerName::try_from(HOST).unwrap();
-    let mut client = ClientConnection::new(Arc::clone(client), name).unwrap();
-    let mut hs = Handshake::new(config).unwrap();
-    let mut rx = Vec::new();
-    let mut out = vec![0u8; 64 * 1024];
-    loop {
-        client_flush(&mut client, &mut rx);
-        let progress = hs.advance(&mut rx, &mut out);
-        rx.drain(..progress.consumed);
-        let to_client = client_receive(&mut client, &out[..progress.written]);
-        match progress.status {
-            Ok(Status::Done) => {
-                to_client.map_err(|e| format!("the client refused: {e}"))?;
-                return hs.into_connection().map_err(|e| e.to_string());
-            }
-            Ok(_) => {
-                to_client.map_err(|e| format!("the client refused: {e}"))?;
-            }
-            Err(e) => return Err(format!("{e:?}")),
-        }
-    }
+    handshake(config, client, b"")
+        .map(|done| done.conn)
+        .map_err(|e| format!("{e:?}"))
 }
 
 #[test]

@@ -215,11 +215,12 @@ pub fn handshake_with(
         rx.extend(in_flight.drain(..n));
         let progress = hs.advance(&mut rx, &mut out);
         rx.drain(..progress.consumed);
-        let status = progress.status;
+        // The server's failure first: the client would only refuse its alert.
+        let status = progress.status?;
         if let Err(e) = client_receive(&mut client, &out[..progress.written]) {
             panic!("client refused the server's bytes: {e} (server status {status:?})");
         }
-        match status? {
+        match status {
             Status::Done => {
                 assert_eq!(hs.server_name(), Some(HOST));
                 let conn = hs.into_connection()?;
