@@ -516,6 +516,11 @@ impl TlsLayer {
                 Err(_) => return Err(self.poison()),
             }
             conn.sent(len);
+            if len == queued && n < SEND_BLOCKS {
+                // All the core had (a keep-alive response, a pipelined batch): asking again
+                // would walk its queue to find it empty.
+                return Ok(());
+            }
         }
     }
 
