@@ -38,12 +38,9 @@ use crate::service::Service;
 use crate::stats::WorkerCounters;
 use crate::tls_info::TlsInfo;
 
-/// The most a record adds to its plaintext in either version: the header and the tag, with
-/// the inner content type (TLS 1.3) or the explicit nonce (TLS 1.2 AES-GCM).
-const OVERHEAD: usize = MAX_OVERHEAD;
-
 /// Output below this is sealed into a small block, more into a large one (fewer records).
-const SMALL_OUTPUT: usize = SMALL_BLOCK - OVERHEAD;
+/// `MAX_OVERHEAD`: the most a record adds to its plaintext in either version.
+const SMALL_OUTPUT: usize = SMALL_BLOCK - MAX_OVERHEAD;
 
 enum State {
     Handshake(Box<Handshake>),
@@ -435,7 +432,7 @@ impl TlsLayer {
             return Ok(());
         };
         let tx = rent(&mut self.tx, env, SMALL_BLOCK)?;
-        if key_update(c, tx, env.counters).is_err() {
+        if control_record(c, tx, env.counters).is_err() {
             return Err(self.poison());
         }
         Ok(())
@@ -479,10 +476,10 @@ impl TlsLayer {
             // The sending key's record limit may come due between two records of one
             // output: its KeyUpdate goes first, then the records go on under the new key.
             if c.wants_control() {
-                if tx.spare_capacity() < CONTROL_RECORD_LEN + OVERHEAD {
+                if tx.spare_capacity() < CONTROL_RECORD_LEN + MAX_OVERHEAD {
                     return Ok(());
                 }
-                if key_update(c, tx, env.counters).is_err() {
+                if control_record(c, tx, env.counters).is_err() {
                     return Err(self.poison());
                 }
                 continue;
@@ -641,7 +638,7 @@ impl TlsLayer {
 /// Writes `c`'s due control record into `tx`: a `KeyUpdate` (counted), or in TLS 1.2 the
 /// `no_renegotiation` warning that refuses a renegotiation. An error poisons `c`'s sending
 /// half.
-fn key_update(
+fn control_record(
     c: &mut Connection,
     tx: &mut PoolBuf,
     counters: &WorkerCounters,

@@ -24,15 +24,19 @@ pub const DEFAULT_MAX_HANDSHAKES: usize = 128;
 /// # Ok::<(), bufslab_tls::LoadError>(())
 /// ```
 ///
-/// TLS 1.2 is served unless switched off ([`TlsConfig::from_pem_files_tls12`], or
-/// [`bufslab_tls::ConfigBuilder::tls12`]); a client that offers TLS 1.3 always gets it:
+/// TLS 1.2 is served unless switched off ([`bufslab_tls::ConfigBuilder::tls12`]); a client
+/// that offers TLS 1.3 always gets it. Every other setting (suites, ALPN, client
+/// certificates) goes through the same builder:
 ///
 /// ```no_run
 /// use bufslab_server::TlsConfig;
 ///
-/// let tls = TlsConfig::from_pem_files_tls12("cert.pem".as_ref(), "key.pem".as_ref(), false)?;
+/// let tls = bufslab_tls::Config::pem_files_builder("cert.pem".as_ref(), "key.pem".as_ref())?
+///     .tls12(false)
+///     .build()?;
+/// let tls = TlsConfig::new(tls);
 /// assert!(!tls.tls12());
-/// # Ok::<(), bufslab_tls::LoadError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -69,23 +73,6 @@ impl TlsConfig {
     /// belong to the certificate.
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<TlsConfig, bufslab_tls::LoadError> {
         bufslab_tls::Config::from_pem_files(cert, key).map(TlsConfig::new)
-    }
-
-    /// [`TlsConfig::from_pem_files`], serving TLS 1.2 clients or not (`tls12`). Switched off,
-    /// a client that offers only TLS 1.2 is refused with a `protocol_version` alert.
-    ///
-    /// # Errors
-    /// As [`TlsConfig::from_pem_files`].
-    pub fn from_pem_files_tls12(
-        cert: &Path,
-        key: &Path,
-        tls12: bool,
-    ) -> Result<TlsConfig, bufslab_tls::LoadError> {
-        bufslab_tls::Config::pem_files_builder(cert, key)?
-            .tls12(tls12)
-            .build()
-            .map(TlsConfig::new)
-            .map_err(Into::into)
     }
 
     /// Whether TLS 1.2 clients are served (on by default).

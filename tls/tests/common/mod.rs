@@ -282,31 +282,39 @@ pub struct RawDirection {
     pub seq: u64,
 }
 
+/// ring's key for `secrets`, its IV, and whether the suite is AES-GCM.
+fn raw_key(
+    secrets: &rustls::ConnectionTrafficSecrets,
+) -> (ring::aead::LessSafeKey, [u8; 12], bool) {
+    use rustls::ConnectionTrafficSecrets as S;
+    let (alg, key, iv, gcm) = match secrets {
+        S::Aes128Gcm { key, iv } => (&ring::aead::AES_128_GCM, key, iv, true),
+        S::Aes256Gcm { key, iv } => (&ring::aead::AES_256_GCM, key, iv, true),
+        S::Chacha20Poly1305 { key, iv } => (&ring::aead::CHACHA20_POLY1305, key, iv, false),
+        _ => unreachable!(),
+    };
+    let key = ring::aead::UnboundKey::new(alg, key.as_ref()).expect("key");
+    let iv = iv.as_ref().try_into().expect("iv");
+    (ring::aead::LessSafeKey::new(key), iv, gcm)
+}
+
+/// `iv` with `seq` XORed into its last 8 bytes: TLS 1.3's nonce, and ChaCha20's in TLS 1.2.
+fn iv_xor_seq(iv: [u8; 12], seq: u64) -> [u8; 12] {
+    let mut nonce = iv;
+    for (n, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
+        *n ^= s;
+    }
+    nonce
+}
+
 impl RawDirection {
     pub fn new((seq, secrets): (u64, rustls::ConnectionTrafficSecrets)) -> Self {
-        use rustls::ConnectionTrafficSecrets as S;
-        let (alg, key, iv) = match &secrets {
-            S::Aes128Gcm { key, iv } => (&ring::aead::AES_128_GCM, key, iv),
-            S::Aes256Gcm { key, iv } => (&ring::aead::AES_256_GCM, key, iv),
-            S::Chacha20Poly1305 { key, iv } => (&ring::aead::CHACHA20_POLY1305, key, iv),
-            _ => unreachable!(),
-        };
-        let key = ring::aead::LessSafeKey::new(
-            ring::aead::UnboundKey::new(alg, key.as_ref()).expect("key"),
-        );
-        Self {
-            key,
-            iv: iv.as_ref().try_into().expect("iv"),
-            seq,
-        }
+        let (key, iv, _) = raw_key(&secrets);
+        Self { key, iv, seq }
     }
 
     fn nonce(&mut self) -> ring::aead::Nonce {
-        let mut nonce = self.iv;
-        let seq = self.seq.to_be_bytes();
-        for i in 0..8 {
-            nonce[4 + i] ^= seq[i];
-        }
+        let nonce = iv_xor_seq(self.iv, self.seq);
         self.seq += 1;
         ring::aead::Nonce::assume_unique_for_key(nonce)
     }
@@ -388,22 +396,8 @@ pub struct RawDirection12 {
 
 impl RawDirection12 {
     pub fn new((seq, secrets): (u64, rustls::ConnectionTrafficSecrets)) -> Self {
-        use rustls::ConnectionTrafficSecrets as S;
-        let (alg, key, iv, gcm) = match &secrets {
-            S::Aes128Gcm { key, iv } => (&ring::aead::AES_128_GCM, key, iv, true),
-            S::Aes256Gcm { key, iv } => (&ring::aead::AES_256_GCM, key, iv, true),
-            S::Chacha20Poly1305 { key, iv } => (&ring::aead::CHACHA20_POLY1305, key, iv, false),
-            _ => unreachable!(),
-        };
-        let key = ring::aead::LessSafeKey::new(
-            ring::aead::UnboundKey::new(alg, key.as_ref()).expect("key"),
-        );
-        Self {
-            key,
-            iv: iv.as_ref().try_into().expect("iv"),
-            gcm,
-            seq,
-        }
+        let (key, iv, gcm) = raw_key(&secrets);
+        Self { key, iv, gcm, seq }
     }
 
     fn aad(&self, typ: u8, len: usize) -> ring::aead::Aad<[u8; 13]> {
@@ -418,14 +412,10 @@ impl RawDirection12 {
 
     /// A record of type `typ` carrying `plaintext`.
     pub fn seal(&mut self, typ: u8, plaintext: &[u8]) -> Vec<u8> {
-        let mut nonce = self.iv;
         let explicit = self.seq.to_be_bytes();
+        let mut nonce = iv_xor_seq(self.iv, self.seq);
         if self.gcm {
             nonce[4..].copy_from_slice(&explicit);
-        } else {
-            for i in 0..8 {
-                nonce[4 + i] ^= explicit[i];
-            }
         }
         let aad = self.aad(typ, plaintext.len());
         let mut body = plaintext.to_vec();
@@ -448,15 +438,11 @@ impl RawDirection12 {
     /// The type and plaintext of a record.
     pub fn open(&mut self, record: &[u8]) -> (u8, Vec<u8>) {
         let typ = record[0];
-        let mut nonce = self.iv;
+        let mut nonce = iv_xor_seq(self.iv, self.seq);
         let body_at = if self.gcm {
             nonce[4..].copy_from_slice(&record[5..13]);
             13
         } else {
-            let seq = self.seq.to_be_bytes();
-            for i in 0..8 {
-                nonce[4 + i] ^= seq[i];
-            }
             5
         };
         let mut body = record[body_at..].to_vec();
