@@ -7,7 +7,8 @@
 //!
 //! HTTPS ([`HyperServer::start_tls`], `hyper_baseline --tls-cert/--tls-key`) is hyper over
 //! tokio-rustls, configured as bufslab-tls configures rustls ([`tls_config`]): rustls 0.23 with
-//! the `ring` provider, TLS 1.3 only, ALPN `http/1.1`, ring's rotating ticketer, no 0-RTT.
+//! the `ring` provider (AWS-LC's with the `aws-lc-rs` feature, as bufslab-tls then uses), TLS 1.3
+//! only, ALPN `http/1.1`, the provider's rotating ticketer, no 0-RTT.
 //!
 //! # Examples
 //!
@@ -114,8 +115,9 @@ impl HyperServer {
 
 /// The rustls configuration of the HTTPS baseline, the same choices as bufslab-tls's
 /// `Config::from_pem_files` (tls/src/handshake.rs), so that both servers run the same
-/// handshake: the `ring` provider with its default suites and key exchange groups, TLS 1.3
-/// only, no client authentication, ALPN `http/1.1`, resumption by ring's rotating `Ticketer`
+/// handshake: the `ring` provider (AWS-LC's with the `aws-lc-rs` feature) with its default
+/// suites and key exchange groups, TLS 1.3 only, no client authentication, ALPN `http/1.1`,
+/// resumption by the provider's rotating `Ticketer`
 /// (rustls's default two tickets per handshake), no early data. It leaves out only what the
 /// own record layer needs and tokio-rustls does not: secret extraction, and the resolver
 /// wrapper that records the SNI.
@@ -125,16 +127,19 @@ impl HyperServer {
 /// use or that does not belong to the certificate.
 pub fn tls_config(cert: &Path, key: &Path) -> io::Result<Arc<ServerConfig>> {
     let (chain, key) = bufslab_tls::pem_files(cert, key).map_err(io::Error::other)?;
-    let mut config =
-        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .map_err(io::Error::other)?
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .map_err(io::Error::other)?;
+    #[cfg(feature = "aws-lc-rs")]
+    use rustls::crypto::aws_lc_rs::{default_provider, Ticketer};
+    #[cfg(not(feature = "aws-lc-rs"))]
+    use rustls::crypto::ring::{default_provider, Ticketer};
+    let mut config = ServerConfig::builder_with_provider(Arc::new(default_provider()))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(io::Error::other)?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(io::Error::other)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     config.max_early_data_size = 0;
-    config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(io::Error::other)?;
+    config.ticketer = Ticketer::new().map_err(io::Error::other)?;
     Ok(Arc::new(config))
 }
 

@@ -70,7 +70,10 @@ fn main() -> ExitCode {
     let addrs: Vec<String> = schemes
         .iter()
         .zip(server.local_addrs())
-        .map(|(scheme, addr)| format!("{scheme}://{addr}"))
+        .map(|(scheme, addr)| match *scheme {
+            "https" => format!("{scheme}://{addr} (TLS on {})", bufslab_tls::CRYPTO_LIBRARY),
+            _ => format!("{scheme}://{addr}"),
+        })
         .collect();
     println!(
         "server-demo listening on {} with {workers} worker(s); {pool_line}",

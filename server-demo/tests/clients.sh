@@ -18,6 +18,8 @@
 #   PORT=9000 DURATION=2 server-demo/tests/clients.sh
 #   STRICT=1 server-demo/tests/clients.sh   # a missing tool fails the run (CI)
 #   IO=epoll server-demo/tests/clients.sh   # the driver (--io): auto (default), epoll, uring
+#   FEATURES=aws-lc-rs CARGO_TARGET_DIR=target/aws-lc-rs server-demo/tests/clients.sh
+#                                           # server-demo's cargo features (HTTPS on AWS-LC)
 #
 # Missing tools are installed with apt-get when possible (curl wrk nghttp2-client), else
 # skipped with a note. Exits non-zero on the first failed check.
@@ -52,7 +54,7 @@ install_missing() {
 
 install_missing
 echo "== build"
-(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --release -p server-demo 2>&1 | tail -1)
+(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --release -p server-demo ${FEATURES:+--features "$FEATURES"} 2>&1 | tail -1)
 
 echo "== start"
 "$BIN" --addr "127.0.0.1:$PORT" --workers 2 ${IO:+--io "$IO"} >"$LOG" 2>&1 &

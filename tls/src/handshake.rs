@@ -25,7 +25,8 @@ use crate::record::{
 };
 
 /// A server configuration: TLS 1.3, and TLS 1.2 unless switched off
-/// ([`ConfigBuilder::tls12`]), the `ring` provider, ALPN, tickets, no 0-RTT, and the secret
+/// ([`ConfigBuilder::tls12`]), the crate's crypto library ([`CRYPTO_LIBRARY`](crate::CRYPTO_LIBRARY): `ring`,
+/// or AWS-LC with the `aws-lc-rs` feature), ALPN, tickets, no 0-RTT, and the secret
 /// extraction the switch to the own record layer needs. Cheap to clone; share one among all
 /// connections (resumption tickets are keyed per configuration).
 #[derive(Clone, Debug)]
@@ -64,7 +65,7 @@ impl Config {
         chain: Vec<CertificateDer<'static>>,
         key: PrivateKeyDer<'static>,
     ) -> Result<ConfigBuilder, Error> {
-        let provider = rustls::crypto::ring::default_provider();
+        let provider = crate::provider::rustls_provider();
         let certified = CertifiedKey::from_der(chain, key, &provider).map_err(Error::Handshake)?;
         Ok(Self::builder(Arc::new(
             rustls::sign::SingleCertAndKey::from(certified),
@@ -154,8 +155,8 @@ impl ConfigBuilder {
         self
     }
 
-    /// Resumption by tickets (ring's rotating `Ticketer`) and by the server's session cache;
-    /// on by default.
+    /// Resumption by tickets (the crypto library's rotating `Ticketer`) and by the server's
+    /// session cache; on by default.
     pub fn resumption(mut self, on: bool) -> Self {
         self.resumption = on;
         self
@@ -195,7 +196,7 @@ impl ConfigBuilder {
 
     /// The configuration.
     pub fn build(self) -> Result<Config, Error> {
-        let mut provider = rustls::crypto::ring::default_provider();
+        let mut provider = crate::provider::rustls_provider();
         if let Some(suites) = &self.suites {
             let all = std::mem::take(&mut provider.cipher_suites);
             provider.cipher_suites = suites
@@ -228,7 +229,7 @@ impl ConfigBuilder {
         // The switch to the own record layer takes the traffic secrets out of rustls.
         config.enable_secret_extraction = true;
         if self.resumption {
-            config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(Error::Handshake)?;
+            config.ticketer = crate::provider::ticketer().map_err(Error::Handshake)?;
         } else {
             config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
             config.send_tls13_tickets = 0;

@@ -72,7 +72,8 @@
 //! calls rustls's `dangerous_into_kernel_connection`, which hands over the traffic keys and
 //! IVs of both directions with their sequence numbers (`ExtractedSecrets`) and a
 //! `KernelConnection` that keeps the key schedule. From then on [`Connection`] seals and opens
-//! records itself ([`record::Sealer`], [`record::Opener`], on `ring`'s AEADs), and asks the
+//! records itself ([`record::Sealer`], [`record::Opener`], on the AEADs of the crypto library
+//! rustls uses: `ring`, or AWS-LC with the `aws-lc-rs` feature), and asks the
 //! `KernelConnection` for the next key at each `KeyUpdate`: no key derivation here.
 //!
 //! **Nothing is lost at the switch.** rustls is shown one whole record at a time, never the
@@ -132,8 +133,10 @@
 mod error;
 pub mod handshake;
 mod load;
+mod provider;
 pub mod record;
 
 pub use error::{AlertDescription, Error};
 pub use handshake::{Config, ConfigBuilder, Connection, Handshake, Progress, Received, Status};
 pub use load::{client_verifier, pem_files, LoadError};
+pub use provider::CRYPTO_LIBRARY;

@@ -47,7 +47,7 @@
 
 use core::ops::Range;
 
-use ring::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey, NONCE_LEN};
+use crate::provider::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey, NONCE_LEN};
 
 use crate::error::{AlertDescription, Error};
 
@@ -574,7 +574,7 @@ impl Sealer {
             .dir
             .key
             .seal_in_place_separate_tag(nonce, Aad::from(hdr), inner)
-            // ring refuses only inputs over its per-call maximum, far above a record.
+            // The AEAD refuses only inputs over its per-call maximum, far above a record.
             .map_err(|_| Error::Internal("AEAD seal refused"))?;
         tag_room.copy_from_slice(tag.as_ref());
         Ok(record_len)
@@ -609,7 +609,7 @@ impl Sealer {
             .dir
             .key
             .seal_in_place_separate_tag(nonce, aad, plaintext)
-            // ring refuses only inputs over its per-call maximum, far above a record.
+            // The AEAD refuses only inputs over its per-call maximum, far above a record.
             .map_err(|_| Error::Internal("AEAD seal refused"))?;
         tag_room.copy_from_slice(tag.as_ref());
         Ok(record_len)

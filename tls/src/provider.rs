@@ -1,0 +1,49 @@
+//! The crypto library under both halves of the layer: `ring` by default, AWS-LC (through
+//! `aws-lc-rs`) with the `aws-lc-rs` feature. rustls's handshake and this crate's record layer
+//! always use the same one, chosen here and nowhere else.
+//!
+//! Why a choice: the two give the same AEADs with the same API (`LessSafeKey`,
+//! `seal_in_place_separate_tag`, `open_in_place`) but not the same speed. ring builds in
+//! seconds and is the default, so that a server that never asks builds quickly; AWS-LC takes a
+//! C build of a minute or more, and seals and opens large AES-GCM records about 30 % faster
+//! (`BENCHMARKS.md`, "TLS record layer"): worth it where responses are large. With both
+//! features of a build unified, AWS-LC is used: the feature only adds.
+
+#[cfg(feature = "aws-lc-rs")]
+pub(crate) use aws_lc_rs::aead;
+#[cfg(not(feature = "aws-lc-rs"))]
+pub(crate) use ring::aead;
+
+use std::sync::Arc;
+
+use rustls::crypto::CryptoProvider;
+use rustls::server::ProducesTickets;
+
+/// The name of the crypto library in use: `"ring"` or `"aws-lc-rs"`.
+///
+/// # Examples
+///
+/// ```
+/// assert!(["ring", "aws-lc-rs"].contains(&bufslab_tls::CRYPTO_LIBRARY));
+/// ```
+pub const CRYPTO_LIBRARY: &str = if cfg!(feature = "aws-lc-rs") {
+    "aws-lc-rs"
+} else {
+    "ring"
+};
+
+/// rustls's provider on the crypto library in use, with its default suites and groups.
+pub(crate) fn rustls_provider() -> CryptoProvider {
+    #[cfg(feature = "aws-lc-rs")]
+    return rustls::crypto::aws_lc_rs::default_provider();
+    #[cfg(not(feature = "aws-lc-rs"))]
+    return rustls::crypto::ring::default_provider();
+}
+
+/// The rotating ticket encrypter of the crypto library in use.
+pub(crate) fn ticketer() -> Result<Arc<dyn ProducesTickets>, rustls::Error> {
+    #[cfg(feature = "aws-lc-rs")]
+    return rustls::crypto::aws_lc_rs::Ticketer::new();
+    #[cfg(not(feature = "aws-lc-rs"))]
+    return rustls::crypto::ring::Ticketer::new();
+}
