@@ -195,6 +195,10 @@ pub(crate) struct UpState {
     /// A wake-up came through the mailbox and was not yet delivered.
     pub(crate) woken: bool,
     pub(crate) close: bool,
+    /// A read filled a small block: the peer sends more than one holds at a time, so reads go
+    /// into large blocks from now on (a 4 KiB WebSocket message and its frame header in one
+    /// read, not two).
+    pub(crate) large_reads: bool,
 }
 
 /// An upgraded connection, as a [`Service::upgraded`](crate::Service::upgraded) call sees it:
