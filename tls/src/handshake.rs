@@ -25,10 +25,10 @@ use crate::record::{
 };
 
 /// A server configuration: TLS 1.3, and TLS 1.2 unless switched off
-/// ([`ConfigBuilder::tls12`]), the crate's crypto library ([`CRYPTO_LIBRARY`](crate::CRYPTO_LIBRARY): `ring`,
-/// or AWS-LC with the `aws-lc-rs` feature), ALPN, tickets, no 0-RTT, and the secret
-/// extraction the switch to the own record layer needs. Cheap to clone; share one among all
-/// connections (resumption tickets are keyed per configuration).
+/// ([`ConfigBuilder::tls12`]), the crate's crypto library (`ring`, or AWS-LC with the
+/// `aws-lc-rs` feature: [`CRYPTO_LIBRARY`](crate::CRYPTO_LIBRARY)), ALPN, tickets, no 0-RTT,
+/// and the secret extraction the switch to the own record layer needs. Cheap to clone; share
+/// one among all connections (resumption tickets are keyed per configuration).
 #[derive(Clone, Debug)]
 pub struct Config {
     rustls: Arc<ServerConfig>,
