@@ -50,6 +50,14 @@ Phases (--phases):
   --warmup S        seconds of load before each measured run (env WARMUP, default 1)
   --handshake-time S  seconds per s_time run (env HANDSHAKE_TIME, default 5)
   --connections N   wrk connections (env CONNECTIONS, default 16)
+  --rate N          load phase at a fixed rate instead of as fast as wrk goes: h2load --h1
+                    with N requests/s per connection (--rps), the same rate over both schemes,
+                    so that both give the server the same requests per wake-up as far as the
+                    client can keep time (env RATE, default 0: wrk); plaintext and json only.
+                    Server CPU is then its run time from /proc/PID/task/*/schedstat (the tick
+                    counts of /proc/PID/stat are too coarse for a lightly loaded server),
+                    split into user and system by their ticks. load.tsv's last column, in
+                    either mode, is the server's context switches per request.
   --server-cpu L    CPUs of the server (env SERVER_CPU, default 0)
   --client-cpu L    CPUs of the client (env CLIENT_CPU, default 1)
   --port N          the servers' port (env PORT, default: a free one)
@@ -77,6 +85,7 @@ DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-1}
 HANDSHAKE_TIME=${HANDSHAKE_TIME:-5}
 CONNECTIONS=${CONNECTIONS:-16}
+RATE=${RATE:-0}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 PORT=${PORT:-}
@@ -97,6 +106,7 @@ while [[ $# -gt 0 ]]; do
     --warmup) need_value "$@"; WARMUP=$2; shift 2 ;;
     --handshake-time) need_value "$@"; HANDSHAKE_TIME=$2; shift 2 ;;
     --connections) need_value "$@"; CONNECTIONS=$2; shift 2 ;;
+    --rate) need_value "$@"; RATE=$2; shift 2 ;;
     --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
     --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
     --port) need_value "$@"; PORT=$2; shift 2 ;;
@@ -129,6 +139,11 @@ if [[ $SUMMARY_ONLY == 1 ]]; then
   BUILD=0
 fi
 command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
+[[ $RATE =~ ^[0-9]+$ ]] || die "--rate takes requests per second per connection"
+if [[ $RATE != 0 ]] && has "$PHASES" load; then
+  command -v h2load >/dev/null || die "--rate needs h2load (apt-get install nghttp2-client)"
+  has "$SCENARIOS" pipelined && die "--rate: the pipelined scenario is wrk's; give --scenarios plaintext,json"
+fi
 command -v openssl >/dev/null || die "openssl is needed (the certificate, s_time)"
 
 if [[ $BUILD == 1 ]]; then
@@ -183,6 +198,9 @@ CLK_TCK=$(getconf CLK_TCK)
 cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 # The same, user and system apart: "utime stime".
 cpu_split() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12, $13}'; }
+# Run time in ns of every live thread (schedstat's first field), and context switches.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s }'; }
+switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ { s += $2 } END { print s }'; }
 
 # nginx's configuration for one scheme: one process (no master), the same certificate, TLS 1.3,
 # the two routes, no access log, keep-alive without a request limit.
@@ -277,29 +295,47 @@ run_load() { # round scenario server scheme
   [[ $scenario == json ]] && path=/json
   [[ $scenario == pipelined ]] && wrk_args=(-s "$HERE/pipeline.lua" -- 16)
   local url=$scheme://127.0.0.1:$PORT$path
-  if [[ $WARMUP != 0 ]]; then
-    taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
-  fi
-  local before after out reqs secs
-  before=$(cpu_split "$SPID")
-  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "$url" "${wrk_args[@]}")
-  after=$(cpu_split "$SPID")
+  # One client run of `secs` seconds: wrk as fast as it goes, or h2load at --rate.
+  client() {
+    if [[ $RATE == 0 ]]; then
+      taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${1}s" "$url" "${wrk_args[@]}"
+    else
+      taskset -c "$CLIENT_CPU" h2load --h1 -c"$CONNECTIONS" -t1 --rps="$RATE" -D "$1" "$url"
+    fi
+  }
+  if [[ $WARMUP != 0 ]]; then client "$WARMUP" >/dev/null; fi
+  local before after ns0 ns1 sw0 sw1 out reqs secs
+  before=$(cpu_split "$SPID") ns0=$(cpu_ns "$SPID") sw0=$(switches "$SPID")
+  out=$(client "$DURATION")
+  after=$(cpu_split "$SPID") ns1=$(cpu_ns "$SPID") sw1=$(switches "$SPID")
   stop_server
-  echo "$out" >"$OUT/wrk-$tag.txt"
-  if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
-    note "warning: $tag: $(echo "$out" | grep "Non-2xx\|Socket errors")"
+  echo "$out" >"$OUT/client-$tag.txt"
+  if [[ $RATE == 0 ]]; then
+    if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
+      note "warning: $tag: $(echo "$out" | grep "Non-2xx\|Socket errors")"
+    fi
+    reqs=$(echo "$out" | awk '/requests in/ {print $1}')
+    secs=$(echo "$out" | awk '/requests in/ {sub(/s,$/, "", $4); print $4}')
+    ns0=0 ns1=0
+  else
+    # "requests: N total, N started, N done, N succeeded, N failed, N errored, N timeout"
+    echo "$out" | awk '/^requests:/ && ($10 + $12 + $14) > 0 { exit 1 }' \
+      || note "warning: $tag: $(echo "$out" | grep '^requests:')"
+    reqs=$(echo "$out" | awk '/^requests:/ {print $8}')
+    secs=$DURATION
   fi
-  reqs=$(echo "$out" | awk '/requests in/ {print $1}')
-  secs=$(echo "$out" | awk '/requests in/ {sub(/s,$/, "", $4); print $4}')
+  # Per request: user and system from the ticks, or with --rate schedstat's run time split
+  # by the ticks' proportion; then context switches.
   awk -v r="$round" -v s="$scenario" -v d="$server" -v m="$scheme" -v n="$reqs" -v secs="$secs" \
-    -v b="$before" -v a="$after" -v hz="$CLK_TCK" \
+    -v b="$before" -v a="$after" -v hz="$CLK_TCK" -v ns="$((ns1 - ns0))" -v sw="$((sw1 - sw0))" \
     'BEGIN { split(b, x, " "); split(a, y, " "); u = (y[1] - x[1]) / hz * 1e6 / n; k = (y[2] - x[2]) / hz * 1e6 / n
-      printf "%s\t%s\t%s\t%s\t%.0f\t%.3f\t%.3f\t%.3f\n", r, s, d, m, n / secs, u + k, u, k }' \
+      if (ns > 0) { t = ns / 1e3 / n; f = (u + k > 0) ? u / (u + k) : 0; u = t * f; k = t - u }
+      printf "%s\t%s\t%s\t%s\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\n", r, s, d, m, n / secs, u + k, u, k, sw / n }' \
     >>"$LOAD"
 }
 
 load_phase() {
-  echo -e "round\tscenario\tserver\tscheme\treq_per_s\tcpu_us_per_req\tuser_us_per_req\tsys_us_per_req" >"$LOAD"
+  echo -e "round\tscenario\tserver\tscheme\treq_per_s\tcpu_us_per_req\tuser_us_per_req\tsys_us_per_req\tswitches_per_req" >"$LOAD"
   local pairs=() round scenario i
   for s in "${servers[@]}"; do
     for m in ${SCHEMES//,/ }; do pairs+=("$s $m"); done
@@ -324,8 +360,12 @@ load_summary() {
   local rounds
   rounds=$(awk -F'\t' 'NR > 1 && $1 > m { m = $1 } END { print m + 0 }' "$LOAD")
   {
-    echo "load: medians over $rounds round(s); wrk -t1 -c$CONNECTIONS -d${DURATION}s (after ${WARMUP}s of warm-up), pipelined: -s pipeline.lua -- 16"
-    echo "server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; TLS: TLSv1.3 $SUITE; CPU: $CPU_MODEL"
+    if [[ $RATE == 0 ]]; then
+      echo "load: medians over $rounds round(s); wrk -t1 -c$CONNECTIONS -d${DURATION}s (after ${WARMUP}s of warm-up), pipelined: -s pipeline.lua -- 16"
+    else
+      echo "load: medians over $rounds round(s); h2load --h1 -c$CONNECTIONS -t1 --rps=$RATE -D $DURATION (after ${WARMUP}s of warm-up): $((RATE * CONNECTIONS)) requests/s offered; CPU from schedstat"
+    fi
+    echo "server on CPU $SERVER_CPU, the client on CPU $CLIENT_CPU; TLS: TLSv1.3 $SUITE; CPU: $CPU_MODEL"
     echo "https/http: the ratio in each round (the two runs are neighbours), median (min-max)"
     printf "%-10s %-18s %11s %11s %11s %11s  %s\n" scenario server "http req/s" "https req/s" "http us/req" "https us/req" "https/http"
     awk -F'\t' "$AWK_MEDIAN"'
