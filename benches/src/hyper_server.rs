@@ -7,8 +7,8 @@
 //!
 //! HTTPS ([`HyperServer::start_tls`], `hyper_baseline --tls-cert/--tls-key`) is hyper over
 //! tokio-rustls, configured as bufslab-tls configures rustls ([`tls_config`]): rustls 0.23 with
-//! the `ring` provider (AWS-LC's with the `aws-lc-rs` feature, as bufslab-tls then uses), TLS 1.3
-//! only, ALPN `http/1.1`, the provider's rotating ticketer, no 0-RTT.
+//! bufslab-tls's provider (`ring`, AWS-LC with the `aws-lc-rs` feature), TLS 1.3 only, ALPN
+//! `http/1.1`, the provider's rotating ticketer, no 0-RTT.
 //!
 //! # Examples
 //!
@@ -115,8 +115,8 @@ impl HyperServer {
 
 /// The rustls configuration of the HTTPS baseline, the same choices as bufslab-tls's
 /// `Config::from_pem_files` (tls/src/handshake.rs), so that both servers run the same
-/// handshake: the `ring` provider (AWS-LC's with the `aws-lc-rs` feature) with its default
-/// suites and key exchange groups, TLS 1.3 only, no client authentication, ALPN `http/1.1`,
+/// handshake: bufslab-tls's provider (`bufslab_tls::crypto_provider`: `ring`, AWS-LC with the
+/// `aws-lc-rs` feature) with its default suites and key exchange groups, TLS 1.3 only, no client authentication, ALPN `http/1.1`,
 /// resumption by the provider's rotating `Ticketer`
 /// (rustls's default two tickets per handshake), no early data. It leaves out only what the
 /// own record layer needs and tokio-rustls does not: secret extraction, and the resolver
@@ -127,11 +127,7 @@ impl HyperServer {
 /// use or that does not belong to the certificate.
 pub fn tls_config(cert: &Path, key: &Path) -> io::Result<Arc<ServerConfig>> {
     let (chain, key) = bufslab_tls::pem_files(cert, key).map_err(io::Error::other)?;
-    #[cfg(feature = "aws-lc-rs")]
-    use rustls::crypto::aws_lc_rs::{default_provider, Ticketer};
-    #[cfg(not(feature = "aws-lc-rs"))]
-    use rustls::crypto::ring::{default_provider, Ticketer};
-    let mut config = ServerConfig::builder_with_provider(Arc::new(default_provider()))
+    let mut config = ServerConfig::builder_with_provider(Arc::new(bufslab_tls::crypto_provider()))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(io::Error::other)?
         .with_no_client_auth()
@@ -139,7 +135,7 @@ pub fn tls_config(cert: &Path, key: &Path) -> io::Result<Arc<ServerConfig>> {
         .map_err(io::Error::other)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     config.max_early_data_size = 0;
-    config.ticketer = Ticketer::new().map_err(io::Error::other)?;
+    config.ticketer = bufslab_tls::ticketer().map_err(io::Error::other)?;
     Ok(Arc::new(config))
 }
 

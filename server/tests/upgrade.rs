@@ -334,20 +334,50 @@ fn large_echo_under_backpressure(io: IoMode) {
 fn reads_grow_once_a_small_block_fills(io: IoMode) {
     let Some(f) = start(io, |_| {}) else { return };
     let mut s = f.connect();
+    grow_reads(&f, &mut s);
+}
+
+/// A connection slot that served an upgraded connection with large reads reads the next
+/// connection's input into small blocks again: a head still arriving holds one small block.
+fn a_new_connection_reads_into_small_blocks(io: IoMode) {
+    let Some(f) = start(io, |c| c.max_conns = 1) else {
+        return;
+    };
+    let mut s = f.connect();
+    grow_reads(&f, &mut s);
+    drop(s);
+    wait_for(|| f.ended.load(Ordering::SeqCst) == 1);
+    let mut s = f.connect();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let server = f.server.as_ref().expect("running");
+    wait_for(|| server.stats().pool.rented_blocks == 1);
+    assert_eq!(server.stats().pool.rented_bytes, SMALL);
+}
+
+/// A small block's size (`bufslab_server::SMALL_BLOCK`).
+const SMALL: usize = 4096;
+
+/// Bytes for the echo to send back: none of them spells `close`.
+fn echo_bytes(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i % 251) as u8).collect()
+}
+
+/// Upgrades `s`, fills a small block with one message, and checks that the next, larger one
+/// comes in one `Data` event.
+fn grow_reads(f: &Fixture, s: &mut TcpStream) {
     s.write_all(UPGRADE).unwrap();
-    assert_eq!(read_n(&mut s, SWITCHED.len()), SWITCHED);
-    let small = 4096;
-    let first: Vec<u8> = (0..small).map(|i| (i % 251) as u8).collect();
+    assert_eq!(read_n(s, SWITCHED.len()), SWITCHED);
+    let first = echo_bytes(SMALL);
     s.write_all(&first).unwrap();
-    assert_eq!(read_n(&mut s, small), first);
-    assert!(f.largest.load(Ordering::SeqCst) <= small);
+    assert_eq!(read_n(s, SMALL), first);
+    assert!(f.largest.load(Ordering::SeqCst) <= SMALL);
     // One write of 12 KiB: one segment on loopback, so one read of it all.
-    let second: Vec<u8> = (0..3 * small).map(|i| (i % 241) as u8).collect();
+    let second = echo_bytes(3 * SMALL);
     s.write_all(&second).unwrap();
-    assert_eq!(read_n(&mut s, second.len()), second);
+    assert_eq!(read_n(s, second.len()), second);
     let largest = f.largest.load(Ordering::SeqCst);
     assert!(
-        largest > small,
+        largest > SMALL,
         "the largest Data event was {largest} bytes"
     );
 }
@@ -406,6 +436,14 @@ mod epoll_only {
         super::under(
             bufslab_server::IoMode::Epoll,
             super::reads_grow_once_a_small_block_fills,
+        );
+    }
+
+    #[test]
+    fn a_new_connection_reads_into_small_blocks() {
+        super::under(
+            bufslab_server::IoMode::Epoll,
+            super::a_new_connection_reads_into_small_blocks,
         );
     }
 }

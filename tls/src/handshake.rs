@@ -65,7 +65,7 @@ impl Config {
         chain: Vec<CertificateDer<'static>>,
         key: PrivateKeyDer<'static>,
     ) -> Result<ConfigBuilder, Error> {
-        let provider = crate::provider::rustls_provider();
+        let provider = crate::provider::crypto_provider();
         let certified = CertifiedKey::from_der(chain, key, &provider).map_err(Error::Handshake)?;
         Ok(Self::builder(Arc::new(
             rustls::sign::SingleCertAndKey::from(certified),
@@ -196,7 +196,7 @@ impl ConfigBuilder {
 
     /// The configuration.
     pub fn build(self) -> Result<Config, Error> {
-        let mut provider = crate::provider::rustls_provider();
+        let mut provider = crate::provider::crypto_provider();
         if let Some(suites) = &self.suites {
             let all = std::mem::take(&mut provider.cipher_suites);
             provider.cipher_suites = suites

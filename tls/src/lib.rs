@@ -139,4 +139,4 @@ pub mod record;
 pub use error::{AlertDescription, Error};
 pub use handshake::{Config, ConfigBuilder, Connection, Handshake, Progress, Received, Status};
 pub use load::{client_verifier, pem_files, LoadError};
-pub use provider::CRYPTO_LIBRARY;
+pub use provider::{crypto_provider, ticketer, CRYPTO_LIBRARY};

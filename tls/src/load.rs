@@ -103,7 +103,7 @@ pub fn client_verifier(
     for cert in certs {
         roots.add(cert).map_err(LoadError::Rejected)?;
     }
-    let provider = Arc::new(crate::provider::rustls_provider());
+    let provider = Arc::new(crate::provider::crypto_provider());
     let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
     let builder = if required {
         builder

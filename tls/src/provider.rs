@@ -34,16 +34,29 @@ pub const CRYPTO_LIBRARY: &str = if cfg!(feature = "aws-lc-rs") {
     "ring"
 };
 
-/// rustls's provider on the crypto library in use, with its default suites and groups.
-pub(crate) fn rustls_provider() -> CryptoProvider {
+/// rustls's provider on the crypto library in use ([`CRYPTO_LIBRARY`]), with its default suites
+/// and key exchange groups: what [`Config`](crate::Config) builds on, for a rustls peer (a
+/// client in a test, another server to compare with) that must use the same library.
+///
+/// # Examples
+///
+/// ```
+/// let provider = bufslab_tls::crypto_provider();
+/// assert!(!provider.cipher_suites.is_empty());
+/// ```
+pub fn crypto_provider() -> CryptoProvider {
     #[cfg(feature = "aws-lc-rs")]
     return rustls::crypto::aws_lc_rs::default_provider();
     #[cfg(not(feature = "aws-lc-rs"))]
     return rustls::crypto::ring::default_provider();
 }
 
-/// The rotating ticket encrypter of the crypto library in use.
-pub(crate) fn ticketer() -> Result<Arc<dyn ProducesTickets>, rustls::Error> {
+/// The rotating ticket encrypter of the crypto library in use, as [`Config`](crate::Config)
+/// resumes sessions with.
+///
+/// # Errors
+/// The crypto library's failure to make a key.
+pub fn ticketer() -> Result<Arc<dyn ProducesTickets>, rustls::Error> {
     #[cfg(feature = "aws-lc-rs")]
     return rustls::crypto::aws_lc_rs::Ticketer::new();
     #[cfg(not(feature = "aws-lc-rs"))]

@@ -253,19 +253,15 @@ impl<T: Default> Conn<T> {
             fresh: false,
             unfinished: false,
             upgraded: false,
-            up: UpState {
-                started: false,
-                told_shutdown: false,
-                woken: false,
-                close: false,
-                large_reads: false,
-            },
+            up: UpState::default(),
         }
     }
 
     /// Starts a new connection: waiting for its first request.
     pub(crate) fn open(&mut self) {
         self.release();
+        // Nothing of the slot's last connection carries over: its large reads above all.
+        self.up = UpState::default();
         self.phase = Phase::Head;
         // The first head's deadline runs from the accept.
         self.fresh = true;
