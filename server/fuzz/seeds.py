@@ -90,6 +90,25 @@ seeds.update({
 # A StaticResponse within the whole-body limit (32 KiB) but over one block of the pool's large
 # class (8 KiB here, the target's max_head being 1 KiB): written across blocks, not refused.
 seeds['static_over_one_block'] = send(get(b'/static/9000') + get(b'/plaintext')) + READ + SEND
+# Upgrades: GET /upgrade switches to the `echo` protocol (see the harness's docs).
+UP = b'Connection: upgrade\r\nUpgrade: echo\r\n'
+def up(extra=b'', v=b'1.1', method=b'GET'): return method + b' /upgrade HTTP/' + v + b'\r\n' + H + UP + extra + b'\r\n'
+seeds.update({
+ 'upgrade_echo': send(up() + b'hello') + READ + SEND + send(b' world') + READ + SEND + READ + SEND,
+ 'upgrade_echo_ring': send(up() + b'x' * 300, 37) + RING + RING + SEND + RING + SEND,
+ 'upgrade_bang': send(up() + b'abc!def') + READ + SEND + send(b'more') + READ + SEND + READ,
+ 'upgrade_large_reads': send(up()) + READ + SEND + send(b'L' * 9000) + READ + SEND + READ + SEND + READ + SEND,
+ 'upgrade_backpressure': send(up()) + READ + SEND + send(b'b' * 3000) + READ + short(5) + READ + SEND + READ + SEND,
+ 'upgrade_shutdown': send(up() + b'hi') + READ + SEND + SHUT + SEND + READ,
+ 'upgrade_wake': send(up() + b'hi') + READ + SEND + ANSWER + ANSWER + SEND + send(b'yo') + READ + SEND,
+ 'upgrade_timeout': send(up() + b'hi') + READ + SEND + TIMER,
+ 'upgrade_eof': send(up() + b'last') + EOF_ + READ + SEND + READ + SEND,
+ 'upgrade_pool_dry': send(up()) + READ + SEND + HOG + send(b'dry') + READ + SEND + UNHOG + READ + SEND,
+ 'upgrade_refused': send(up(method=b'HEAD') + up(b'Content-Length: 2\r\n') + b'ab' + get(b'/upgrade') + up(b'Connection: close\r\n')) + READ + SEND + READ + SEND,
+ 'upgrade_refused_http10': send(up(v=b'1.0', extra=b'Connection: keep-alive\r\n') + up(v=b'1.0')) + READ + SEND + READ + SEND,
+ 'upgrade_pipelined_after': send(get(b'/plaintext') + up() + get(b'/plaintext')) + READ + SEND + READ + SEND,
+ 'upgrade_versioned': send(get(b'/upgrade', extra=b'Connection: keep-alive, Upgrade\r\nUpgrade: h2c, ECHO/2\r\n') + b'v2') + READ + SEND,
+})
 os.makedirs(out, exist_ok=True)
 for k, v in seeds.items():
     open(os.path.join(out, k), 'wb').write(v)

@@ -11,7 +11,7 @@
 //! | `0x60..=0x7f` | a completion-driven receive: a block from the pool, filled by "the kernel", handed over whole |
 //! | `0x80..=0xbf` | a send of what the core has queued: all of it, or `(b & 63) * 13` bytes (a short send) |
 //! | `0xc0..=0xc7` | the connection's deadline passes |
-//! | `0xc8..=0xcf` | the answer to the exchange the service deferred last arrives |
+//! | `0xc8..=0xcf` | the answer to the exchange the service deferred last arrives; with none, a wake-up of the upgraded connection ([`Mailbox::wake`](crate::Mailbox::wake)) |
 //! | `0xd0..=0xd7` | other connections take every free block of the pool |
 //! | `0xd8..=0xdf` | they give them back |
 //! | `0xe0..=0xef` | the peer ends its stream |
@@ -47,7 +47,16 @@
 //! * a response is cut short only where the connection was closed under it;
 //! * once the connection has ended (and the driver called `Conn::ended`, which drops the
 //!   service's state, a rented block with it), every pool block is back
-//!   (`rented_blocks == 0`).
+//!   (`rented_blocks == 0`);
+//! * an upgrade (`GET /upgrade`, switched to the `echo` protocol): a `101` only to a request
+//!   that may switch (HTTP/1.1, not `HEAD`, no body, `Connection: upgrade`, `Upgrade: echo`,
+//!   not closing), and to one that may, a `101` or a refusal that closes; after the `101` the
+//!   service's greeting, then every byte the peer sent behind the head, echoed in order up to
+//!   and including the first `!` (where the service closes), then its goodbye on the peer's
+//!   end or the shutdown: all of it where nothing cut the connection, a prefix of it where
+//!   something did. Its events come in the order and under the conditions
+//!   [`UpgradeEvent`] promises (`Start` first and once, `Data` only with the output all
+//!   sent, nothing after `close`, `Wake` only when woken), and `upgrade_ended` once.
 //!
 //! With `FUZZ_TRACE` set in the environment, each event and the bytes sent are printed (to
 //! read a crash: `FUZZ_TRACE=1 cargo +nightly fuzz run conn <artifact>`, or without the fuzz
@@ -74,6 +83,7 @@ use crate::service::Service;
 use crate::shared::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
+use crate::upgrade::{UpgradeEvent, Upgraded, WriteError};
 
 /// Largest body the core under test accepts (small, so 413 paths are reachable).
 const MAX_BODY: u64 = 3000;
@@ -224,12 +234,17 @@ pub fn run(data: &[u8]) {
     if trace {
         eprintln!("sent:\n{}", String::from_utf8_lossy(&h.wire));
     }
+    assert_eq!(
+        service.up.switched, service.up.ended,
+        "upgrade_ended after a switch, and only then"
+    );
     check(
         &h.peer_sent,
         &h.wire,
         h.cut_allowed || late,
         service.dry,
         &limits,
+        &service.up,
     );
 }
 
@@ -266,6 +281,16 @@ impl Harness {
 
     /// The answer to the deferred exchange arrives, as a worker takes it from its mailbox.
     fn answer(&mut self, conn: &mut Conn<St>, env: &mut Env<'_, QueueFreeList, Model>) {
+        if env.service.pending.is_none() {
+            // Nothing deferred: a wake-up for the upgraded connection, if there is one.
+            if let Some(token) = env.service.up.token {
+                if conn.resume(token, St::Idle) {
+                    env.service.up.wakes_asked += 1;
+                    self.step(conn, env);
+                }
+            }
+            return;
+        }
         if let Some(p) = env.service.pending.take() {
             // A connection that closed since drops it; one that waits runs on.
             let resumed = conn.resume(p.token, p.answer);
@@ -345,8 +370,12 @@ impl Harness {
             Want::Receive => {
                 if self.sock_in.is_empty() {
                     if self.peer_eof {
-                        // A request the peer abandoned gets no whole response.
-                        self.cut_allowed |= conn.peer_closed() == CloseReason::PeerAborted;
+                        // As a driver does on a read of 0: an upgraded connection's service
+                        // is told and the connection runs on; a request the peer abandoned
+                        // gets no whole response.
+                        if let Some(reason) = conn.peer_eof(env) {
+                            self.cut_allowed |= reason == CloseReason::PeerAborted;
+                        }
                     } else {
                         conn.release_read_block();
                     }
@@ -534,12 +563,59 @@ struct Expect {
     /// A 500 may answer it: its route misuses the exchange or writes a whole body over the
     /// limit (or the model could not read its head, so does not know its route).
     may_500: bool,
+    /// An upgrade request that may switch: where the new protocol's bytes start in what the
+    /// peer sent, and whether it must switch (unless the connection is closing or the pool
+    /// is dry). The requests after it are not the model's to read.
+    upgrade: Option<UpgradeAt>,
+}
+
+/// See [`Expect::upgrade`].
+#[derive(Debug, Clone, Copy)]
+struct UpgradeAt {
+    /// `None`: the model could not read the request's head.
+    start: Option<usize>,
+    sure: bool,
+}
+
+/// Whether a request may switch to the `echo` protocol, by the rules of
+/// `Exchange::switch_protocols`: `Some(true)` it must, `Some(false)` it must not, `None`
+/// where the model cannot tell (more than one `Upgrade` line: the engine reads the first).
+fn switchable(req: &httparse::Request<'_, '_>, has_body: bool) -> Option<bool> {
+    fn fields<'r>(
+        req: &'r httparse::Request<'_, '_>,
+        name: &'static str,
+    ) -> impl Iterator<Item = &'r [u8]> {
+        req.headers
+            .iter()
+            .filter(move |h| h.name.eq_ignore_ascii_case(name))
+            .flat_map(|h| h.value.split(|&b| b == b','))
+            .map(<[u8]>::trim_ascii)
+    }
+    let connection =
+        |token: &[u8]| fields(req, "connection").any(|t| t.eq_ignore_ascii_case(token));
+    let http11 = req.version == Some(1) && req.method != Some("HEAD");
+    let offered = fields(req, "upgrade").any(|item| {
+        let name = item.split(|&b| b == b'/').next().unwrap_or_default();
+        name.eq_ignore_ascii_case(UP_PROTOCOL)
+    });
+    let may = http11 && !has_body && !connection(b"close") && connection(b"upgrade") && offered;
+    let upgrade_lines = req
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("upgrade"))
+        .count();
+    match (may, upgrade_lines) {
+        (true, 1) => Some(true),
+        (false, 0 | 1) => Some(false),
+        _ => None,
+    }
 }
 
 /// Reads the requests in `input` as a client would have written them, with httparse (a parser
 /// independent of the one under test) and a plain chunked reader. Stops at the first request
 /// it cannot frame.
 fn requests(mut input: &[u8], limits: &Limits) -> Vec<Expect> {
+    let total = input.len();
     let mut out = Vec::new();
     loop {
         let mut headers = [httparse::EMPTY_HEADER; 64];
@@ -557,6 +633,12 @@ fn requests(mut input: &[u8], limits: &Limits) -> Vec<Expect> {
                         body: None,
                         closes: false,
                         may_500: true,
+                        // The engine may read it as an upgrade (`HTTP/1.2` is an HTTP/1.1
+                        // request to it, not to httparse): what follows a `101` is unknown.
+                        upgrade: Some(UpgradeAt {
+                            start: None,
+                            sure: false,
+                        }),
                     });
                 }
                 return out;
@@ -594,8 +676,22 @@ fn requests(mut input: &[u8], limits: &Limits) -> Vec<Expect> {
             body: None,
             closes: !star && route.closes(),
             may_500: status == 500,
+            upgrade: None,
         };
         input = &input[head_len..];
+        if route == Route::Upgrade && !star {
+            let has_body = te.is_some() || cl.is_some_and(|n| n > 0) || !framing_ok;
+            let may = switchable(&req, has_body);
+            if may != Some(false) {
+                e.status = Some(101);
+                e.upgrade = Some(UpgradeAt {
+                    start: Some(total - input.len()),
+                    sure: may == Some(true),
+                });
+                out.push(e);
+                return out;
+            }
+        }
         let body = if !framing_ok {
             None
         } else if te.is_some() {
@@ -700,6 +796,15 @@ const RENT_LIMIT: u64 = 2000;
 const HELLO: &[u8] = b"Hello, World!";
 const CLOSING: &[u8] = b"closing";
 const CLOSED_EARLY: &[u8] = b"closed early";
+const NO_UPGRADE: &[u8] = b"no upgrade";
+
+/// The protocol `/upgrade` switches to: every byte received is echoed, up to and including
+/// the first `!`, where the service closes.
+const UP_PROTOCOL: &[u8] = b"echo";
+/// What the service writes on `Start`, on the peer's end and on the shutdown.
+const UP_HELLO: &[u8] = b"[up]";
+const UP_EOF: &[u8] = b"[eof]";
+const UP_BYE: &[u8] = b"[bye]";
 
 /// How a route gives a body whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -762,6 +867,8 @@ enum Route {
     /// `/close-head`, `/close-after`, `/close-data`, `/close-end`, `/close-resume`,
     /// `/close-fill`.
     Close(Close),
+    /// `/upgrade`: switched to [`UP_PROTOCOL`] where the request allows, else 426.
+    Upgrade,
     NotFound,
 }
 
@@ -788,6 +895,7 @@ impl Route {
             b"/close-end" => return Route::Close(Close::End),
             b"/close-resume" => return Route::Close(Close::Resume),
             b"/close-fill" => return Route::Close(Close::Fill),
+            b"/upgrade" => return Route::Upgrade,
             _ => {}
         }
         let sized: [SizedRoute; 6] = [
@@ -831,6 +939,7 @@ impl Route {
             Route::Echo if method == "POST" => 200,
             Route::Plaintext | Route::Json | Route::Stats | Route::Echo => 405,
             Route::Fail => 500,
+            Route::Upgrade => 426,
             Route::Whole(w, n) if n > w.limit(limits) => 500,
             Route::NotFound => 404,
             _ => 200,
@@ -853,6 +962,7 @@ impl Route {
             (Route::Owned(o, n), _) => pattern(o.offset(), n),
             (Route::Close(Close::Head | Close::After), _) => CLOSING,
             (Route::Close(Close::Data), _) => CLOSED_EARLY,
+            (Route::Upgrade, _) => NO_UPGRADE,
             (Route::Fail | Route::NotFound, _) => return None,
         };
         Some(b.to_vec())
@@ -948,6 +1058,33 @@ struct Model {
     asked_close: bool,
     /// `Service::aborted` calls.
     aborted: usize,
+    /// What the upgraded connection's service did, for the checker.
+    up: UpRecord,
+}
+
+/// What the service of the upgraded connection did.
+#[derive(Default, Debug)]
+struct UpRecord {
+    /// The `101` was written whole.
+    switched: bool,
+    started: bool,
+    /// Its token, for the script's wake-ups.
+    token: Option<Deferred>,
+    /// A write was refused for want of a block (checked): the service closed there.
+    failed: bool,
+    /// It closed at a `!`.
+    bang: bool,
+    /// It wrote its goodbye on the peer's end, or on the shutdown.
+    eof: bool,
+    bye: bool,
+    /// `Shutdown` came.
+    shutdown: bool,
+    /// It called `Upgraded::close`: no event may follow.
+    closed: bool,
+    wakes_asked: usize,
+    wakes: usize,
+    /// `upgrade_ended` was called.
+    ended: bool,
 }
 
 /// A deferred exchange's token and the answer the script delivers for it.
@@ -976,6 +1113,8 @@ enum St {
     Pull { left: usize, close: bool },
     /// `/rent-echo`: the body so far, in a rented block.
     RentEcho { buf: PoolBuf },
+    /// Switched to [`UP_PROTOCOL`].
+    Upgraded,
 }
 
 /// What the model expects of one of its calls.
@@ -998,6 +1137,7 @@ impl Model {
             dry: 0,
             asked_close: false,
             aborted: 0,
+            up: UpRecord::default(),
         }
     }
 
@@ -1068,11 +1208,9 @@ impl Model {
                 ) else {
                     panic!("a valid static response");
                 };
-                // One piece of room: the head (as `StaticResponse::new` builds it), the Date
-                // and Connection lines (at most 72 bytes), the body.
-                let head = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: ";
-                let need = head.len() + n.to_string().len() + 72 + n;
-                (ex.send_static(&r), need)
+                // A small block: the whole response's one piece of room where it is small,
+                // else the first of the pieces it goes out in (`send_static`).
+                (ex.send_static(&r), SMALL_BLOCK)
             }
         };
         let expected = if n > w.limit(&self.limits) {
@@ -1237,6 +1375,19 @@ impl Service for Model {
                 *st = St::CloseData { answered: false };
             }
             Route::Close(Close::End) => self.echo(ex, req.framing(), st, true),
+            Route::Upgrade => match ex.switch_protocols(req, UP_PROTOCOL) {
+                Ok(switch) => {
+                    let r = switch.header_raw(b"x-echo-version", b"1").switch();
+                    if self.outcome(ex, r, SMALL_BLOCK, Expected::Ok, "101") {
+                        self.up.switched = true;
+                        *st = St::Upgraded;
+                    }
+                }
+                Err(_) => {
+                    let r = ex.respond(426).offer_upgrade(UP_PROTOCOL).body(NO_UPGRADE);
+                    self.outcome(ex, r, SMALL_BLOCK, Expected::Ok, "426");
+                }
+            },
             Route::NotFound => {
                 let r = ex.respond(404).body(b"Not Found");
                 self.outcome(ex, r, SMALL_BLOCK, Expected::Ok, "404");
@@ -1349,11 +1500,122 @@ impl Service for Model {
             "aborted with no exchange in flight"
         );
     }
+
+    fn upgraded(&mut self, event: UpgradeEvent<'_>, up: &mut Upgraded<'_>, st: &mut St) {
+        assert!(matches!(st, St::Upgraded), "{event:?} for {st:?}");
+        assert!(!self.up.closed && !up.is_closing(), "{event:?} after close");
+        assert!(
+            self.up.started || matches!(event, UpgradeEvent::Start),
+            "{event:?} before Start"
+        );
+        match event {
+            UpgradeEvent::Start => {
+                assert!(!self.up.started, "Start twice");
+                self.up.started = true;
+                self.up.token = Some(up.token());
+                self.up_write(up, UP_HELLO);
+            }
+            UpgradeEvent::Data(data) => {
+                assert_eq!(up.queued(), 0, "Data with output queued");
+                assert!(!data.is_empty(), "Data of no bytes");
+                let (echo, bang) = match data.iter().position(|&b| b == b'!') {
+                    Some(p) => (&data[..=p], true),
+                    None => (&data[..], false),
+                };
+                if self.up_write(up, echo) && bang {
+                    self.up.bang = true;
+                    self.up_close(up);
+                }
+            }
+            UpgradeEvent::PeerClosed => {
+                self.up.eof = self.up_write(up, UP_EOF);
+            }
+            UpgradeEvent::Shutdown => {
+                assert!(!self.up.shutdown, "Shutdown twice");
+                self.up.shutdown = true;
+                self.up.bye = self.up_write(up, UP_BYE);
+                if !self.up.closed {
+                    self.up_close(up);
+                }
+            }
+            UpgradeEvent::Wake => {
+                let rec = &mut self.up;
+                assert!(rec.wakes < rec.wakes_asked, "Wake without a wake-up");
+                assert_eq!(up.queued(), 0, "Wake with output queued");
+                rec.wakes += 1;
+            }
+        }
+    }
+
+    fn upgrade_ended(&mut self, st: &mut St) {
+        assert!(matches!(st, St::Upgraded), "upgrade_ended for {st:?}");
+        assert!(!self.up.ended, "upgrade_ended twice");
+        self.up.ended = true;
+    }
+}
+
+impl Model {
+    /// Writes `data` on the upgraded connection by one of the four ways `Upgraded` offers
+    /// (chosen by its length): whole, in two pieces, as an owned `Bytes`, as a rented block.
+    /// A refusal must come from a dry pool (checked); the service then closes. `true` when
+    /// the bytes were queued.
+    fn up_write(&mut self, up: &mut Upgraded<'_>, data: &[u8]) -> bool {
+        assert!(
+            data.len() <= up.write_room(),
+            "a write of {} bytes, {} of room with nothing queued",
+            data.len(),
+            up.write_room()
+        );
+        let r = match data.len() % 4 {
+            0 => up.write(data),
+            1 => {
+                let (a, b) = data.split_at(data.len() / 2);
+                up.write_vectored(&[a, b])
+            }
+            2 => up.write_owned(Bytes::copy_from_slice(data)),
+            _ => match up.rent(data.len()) {
+                Some(mut b) => {
+                    b.put_slice(data);
+                    up.write_owned(b)
+                }
+                None => Err(WriteError::NoRoom),
+            },
+        };
+        match r {
+            Ok(()) => true,
+            Err(WriteError::NoRoom) => {
+                let need = data.len().clamp(SMALL_BLOCK, self.limits.large);
+                assert!(
+                    up.rent(SMALL_BLOCK).is_none() || up.rent(need).is_none(),
+                    "write of {} bytes: NoRoom with blocks to be had",
+                    data.len()
+                );
+                self.up.failed = true;
+                self.up_close(up);
+                false
+            }
+            Err(e) => panic!("write refused: {e}"),
+        }
+    }
+
+    fn up_close(&mut self, up: &mut Upgraded<'_>) {
+        up.close();
+        self.up.closed = true;
+        self.asked_close = true;
+    }
 }
 
 /// Checks the bytes the server sent against the requests the peer sent: `dry` is how many
-/// refusals for want of a block the service saw, each checked to have found the pool dry.
-fn check(peer_sent: &[u8], mut wire: &[u8], cut_allowed: bool, dry: usize, limits: &Limits) {
+/// refusals for want of a block the service saw, each checked to have found the pool dry;
+/// `up`, what the service of an upgraded connection did.
+fn check(
+    peer_sent: &[u8],
+    mut wire: &[u8],
+    cut_allowed: bool,
+    dry: usize,
+    limits: &Limits,
+    up: &UpRecord,
+) {
     let expected = requests(peer_sent, limits);
     let mut i = 0;
     let mut unavailable = 0;
@@ -1368,6 +1630,7 @@ fn check(peer_sent: &[u8], mut wire: &[u8], cut_allowed: bool, dry: usize, limit
         let status = resp.code.unwrap_or(0);
         let exp = expected.get(i);
         let (mut cl, mut chunked, mut close) = (None, false, false);
+        let (mut offers_upgrade, mut upgrade) = (false, None);
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
                 cl = std::str::from_utf8(h.value)
@@ -1376,10 +1639,71 @@ fn check(peer_sent: &[u8], mut wire: &[u8], cut_allowed: bool, dry: usize, limit
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
                 chunked = h.value == b"chunked";
             } else if h.name.eq_ignore_ascii_case("connection") {
-                close = h.value == b"close";
+                let options = || h.value.split(|&b| b == b',').map(<[u8]>::trim_ascii);
+                close = options().any(|o| o == b"close");
+                offers_upgrade = options().any(|o| o == b"upgrade");
+            } else if h.name.eq_ignore_ascii_case("upgrade") {
+                upgrade = Some(h.value);
             }
         }
         wire = &wire[head_len..];
+        if status == 101 {
+            let Some(at) = exp.and_then(|e| e.upgrade) else {
+                panic!("response {i}: 101 to a request that cannot switch");
+            };
+            assert!(
+                up.switched,
+                "response {i}: a 101 the service did not finish"
+            );
+            let field = |name: &str| {
+                resp.headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case(name))
+                    .map(|h| h.value)
+            };
+            assert_eq!(upgrade, Some(UP_PROTOCOL), "the 101's Upgrade");
+            assert_eq!(
+                field("connection"),
+                Some(&b"upgrade"[..]),
+                "the 101's Connection"
+            );
+            assert_eq!(
+                field("x-echo-version"),
+                Some(&b"1"[..]),
+                "the service's header"
+            );
+            if let Some(start) = at.start {
+                check_stream(&peer_sent[start..], wire, cut_allowed, up);
+            }
+            return;
+        }
+        if let Some(at) = exp.and_then(|e| e.upgrade) {
+            // Not switched: refused for want of a block (a 503, below), or 426 because the
+            // connection closes after this response (the server is shutting down).
+            assert!(
+                !up.switched || at.start.is_none(),
+                "response {i}: switched, and answered {status}"
+            );
+            if status == 426 {
+                assert!(
+                    close || !at.sure,
+                    "response {i}: a request that may switch refused, the connection kept"
+                );
+                return;
+            }
+        }
+        if status == 426 && !exp.is_some_and(|e| e.http10) {
+            // RFC 9110 §15.5.22 and §7.8: the protocols, marked hop-by-hop.
+            assert_eq!(
+                upgrade,
+                Some(UP_PROTOCOL),
+                "response {i}: a 426 without Upgrade"
+            );
+            assert!(
+                offers_upgrade,
+                "response {i}: Upgrade without Connection: upgrade"
+            );
+        }
         if (100..200).contains(&status) {
             assert!(
                 !exp.is_some_and(|e| e.http10),
@@ -1467,6 +1791,62 @@ fn check(peer_sent: &[u8], mut wire: &[u8], cut_allowed: bool, dry: usize, limit
         }
         i += 1;
     }
+}
+
+/// Checks what followed a `101`: `sent` is what the peer sent after the upgrade request's
+/// head. The service greeted, echoed up to and including the first `!` (closing there), and
+/// said goodbye on the peer's end or the shutdown; with nothing cut and no write refused, all
+/// of that came, else a greeting, a prefix of the echo, and the goodbye (cut, a prefix of it).
+fn check_stream(sent: &[u8], stream: &[u8], cut_allowed: bool, up: &UpRecord) {
+    let echo = match sent.iter().position(|&b| b == b'!') {
+        Some(p) => &sent[..=p],
+        None => sent,
+    };
+    let tail: &[u8] = match (up.eof, up.bye) {
+        (true, _) => UP_EOF,
+        (_, true) => UP_BYE,
+        _ => b"",
+    };
+    if !cut_allowed && !up.failed && !up.shutdown {
+        assert!(
+            up.bang || up.eof,
+            "the upgraded service never heard the peer's end"
+        );
+        let whole = [UP_HELLO, echo, tail].concat();
+        assert!(
+            stream == whole,
+            "upgraded stream {:?}, wanted {:?}",
+            show(stream),
+            show(&whole)
+        );
+        return;
+    }
+    let Some(rest) = stream.strip_prefix(UP_HELLO) else {
+        assert!(
+            (cut_allowed && UP_HELLO.starts_with(stream)) || (up.failed && stream.is_empty()),
+            "upgraded stream without the greeting: {:?}",
+            show(stream)
+        );
+        return;
+    };
+    // The echo is a prefix of `echo` (its longest common prefix with `rest` bounds it), the
+    // goodbye what remains.
+    let common = rest.iter().zip(echo).take_while(|(a, b)| a == b).count();
+    let fits = (rest.len().saturating_sub(tail.len())..=common).any(|k| {
+        let t = &rest[k..];
+        if cut_allowed {
+            tail.starts_with(t)
+        } else {
+            t == tail
+        }
+    });
+    assert!(
+        fits,
+        "upgraded stream {:?} is not a prefix of the echo of {:?} and then {:?}",
+        show(stream),
+        show(echo),
+        show(tail)
+    );
 }
 
 fn show(b: &[u8]) -> String {

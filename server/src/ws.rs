@@ -141,7 +141,7 @@ pub enum HandshakeRefused {
     /// connection closing): `400`.
     Upgrade(UpgradeError),
     /// A bad `Sec-WebSocket-Key` (`400`) or a `Sec-WebSocket-Version` other than 13 (`426`
-    /// with `Sec-WebSocket-Version: 13`).
+    /// with `Sec-WebSocket-Version: 13` and `Upgrade: websocket`).
     Handshake(bufslab_ws::HandshakeError),
     /// The `101` could not be written (the pool is dry): the engine answers `503`.
     Response(crate::ResponseError),
@@ -410,7 +410,7 @@ impl WebSocket {
     /// `Upgrade: websocket` with `Connection: upgrade`, a valid `Sec-WebSocket-Key` and
     /// `Sec-WebSocket-Version: 13`, and writes the `101` with `Sec-WebSocket-Accept`. On a bad
     /// handshake it writes the refusal itself (`400`, `405`, or `426` with
-    /// `Sec-WebSocket-Version: 13`) and says why. No extension or subprotocol is accepted.
+    /// `Sec-WebSocket-Version: 13` and `Upgrade: websocket`) and says why. No extension or subprotocol is accepted.
     ///
     /// # Errors
     /// [`HandshakeRefused`]: the response was written; the connection is not switched.
@@ -431,8 +431,10 @@ impl WebSocket {
             Ok(a) => a,
             Err(e) => {
                 let r = ex.respond(e.status());
+                // RFC 6455 §4.4 names the versions; RFC 9110 §15.5.22 the protocol.
                 let r = if e.status() == 426 {
                     r.header(KnownHeader::SecWebSocketVersion, b"13")
+                        .offer_upgrade(b"websocket")
                 } else {
                     r
                 };

@@ -39,6 +39,15 @@ impl Service for Echo {
                 let _ = ex.respond(200).body(b"plain");
                 return;
             }
+            // What a client that did not offer the protocol is told.
+            b"/required" => {
+                let _ = ex.respond(426).offer_upgrade(b"echo, echo/2").body(b"");
+                return;
+            }
+            b"/bad-offer" => {
+                let _ = ex.respond(426).offer_upgrade(b"echo/").body(b"");
+                return;
+            }
             _ => b"echo",
         };
         let why = match ex.switch_protocols(req, protocol) {
@@ -295,6 +304,39 @@ fn refused_upgrades_are_ordinary_requests(io: IoMode) {
     assert_eq!(f.ended.load(Ordering::SeqCst), 0);
 }
 
+/// `426 Upgrade Required` names the protocols (RFC 9110 §15.5.22) and marks the field
+/// hop-by-hop (§7.8); HTTP/1.0 gets no offer, and an offer that is not a protocol list is a
+/// misuse.
+fn offers_an_upgrade(io: IoMode) {
+    let Some(f) = start(io, |_| {}) else { return };
+    let ask = |s: &mut TcpStream, req: &[u8]| {
+        s.write_all(req).unwrap();
+        String::from_utf8_lossy(&read_plain(s).0).into_owned()
+    };
+    let mut s = f.connect();
+    let head = ask(&mut s, b"GET /required HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 426 "), "{head}");
+    assert!(head.contains("\r\nUpgrade: echo, echo/2\r\n"), "{head}");
+    assert!(head.contains("\r\nConnection: upgrade\r\n"), "{head}");
+    // The connection goes on; the last answer closes it, and says both.
+    let last = b"GET /required HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    let head = ask(&mut s, last);
+    assert!(
+        head.contains("\r\nConnection: close, upgrade\r\n"),
+        "{head}"
+    );
+    let mut s = f.connect();
+    let head = ask(
+        &mut s,
+        b"GET /required HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+    );
+    assert!(head.starts_with("HTTP/1.1 426 "), "{head}");
+    assert!(!head.contains("\r\nUpgrade:"), "{head}");
+    assert!(head.contains("\r\nConnection: keep-alive\r\n"), "{head}");
+    let head = ask(&mut s, b"GET /bad-offer HTTP/1.0\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 500 "), "{head}");
+}
+
 fn h2c_when_asked(io: IoMode) {
     let Some(f) = start(io, |c| c.upgrade_h2c = true) else {
         return;
@@ -426,6 +468,7 @@ both_drivers!(
     idle_timeout_closes,
     graceful_shutdown_tells_the_service,
     refused_upgrades_are_ordinary_requests,
+    offers_an_upgrade,
     h2c_when_asked,
     large_echo_under_backpressure,
 );

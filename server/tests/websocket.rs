@@ -121,37 +121,41 @@ fn handshake_refusals(io: IoMode) {
                 "{base}\r\nSec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 8"
             )),
             "HTTP/1.1 426 ",
-            Some("Sec-WebSocket-Version: 13"),
+            &[
+                "Sec-WebSocket-Version: 13",
+                "\r\nUpgrade: websocket\r\n",
+                "\r\nConnection: upgrade\r\n",
+            ][..],
         ),
         (
             handshake(&format!(
                 "{base}\r\nSec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13"
             )),
             "HTTP/1.1 400 ",
-            None,
+            &[],
         ),
         (
             handshake(&format!("{base}\r\nSec-WebSocket-Version: 13")),
             "HTTP/1.1 400 ",
-            None,
+            &[],
         ),
         (
             handshake(&format!(
                 "/ws HTTP/1.1\r\nHost: x\r\nSec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13"
             )),
             "HTTP/1.1 400 ",
-            None,
+            &[],
         ),
         (
             format!("POST {base}\r\nSec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n"),
             "HTTP/1.1 405 ",
-            Some("Allow: GET"),
+            &["Allow: GET"],
         ),
     ];
-    for (req, status, header) in cases {
+    for (req, status, headers) in cases {
         let Some(got) = answer(io, &req) else { return };
         assert!(got.starts_with(status), "{req:?} got {got:?}");
-        if let Some(h) = header {
+        for h in headers {
             assert!(got.contains(h), "{req:?} got {got:?}");
         }
         assert!(!got.contains("Sec-WebSocket-Accept"), "{got:?}");

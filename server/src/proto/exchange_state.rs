@@ -52,6 +52,9 @@ pub(crate) mod flag {
     /// The service switched protocols: the connection is the service's once the `101` is
     /// queued.
     pub(crate) const UPGRADED: u16 = 1 << 9;
+    /// The response offers an upgrade (`Response::offer_upgrade`): its `Connection` header
+    /// carries the `upgrade` option.
+    pub(crate) const OFFERS_UPGRADE: u16 = 1 << 10;
 }
 
 /// What the engine knows of the current request and its response, kept by the connection

@@ -16,7 +16,8 @@ pub enum ResponseError {
     /// A header name that is not a token, or a value with a control byte (RFC 9110 §5.5).
     InvalidHeader,
     /// A header the engine writes itself: `Content-Length`, `Transfer-Encoding`,
-    /// `Connection`, `Date`, `Keep-Alive`, `Upgrade`, `Trailer`, `TE`.
+    /// `Connection`, `Date`, `Keep-Alive`, `Upgrade` (offered with
+    /// [`Response::offer_upgrade`](crate::Response::offer_upgrade)), `Trailer`, `TE`.
     ReservedHeader,
     /// A final response needs a status of 200..=999; 1xx are the engine's (`100 Continue`).
     InterimStatus(u16),

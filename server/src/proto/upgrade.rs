@@ -121,7 +121,7 @@ impl<'a> Exchange<'a> {
     ///             let _ = switch.header_raw(b"x-protocol-version", b"1").switch();
     ///         }
     ///         Err(_) => {
-    ///             let _ = ex.respond(426).header_raw(b"upgrade", b"echo").body(b"");
+    ///             let _ = ex.respond(426).offer_upgrade(b"echo").body(b"");
     ///         }
     ///     }
     /// }
@@ -245,25 +245,31 @@ impl Upgraded<'_> {
             return Err(WriteError::Closed);
         }
         let before = self.out.queued();
+        let mut left: usize = pieces.iter().map(|p| p.len()).sum();
         for piece in pieces {
-            if self.put(piece).is_err() {
+            if self.put(piece, left).is_err() {
                 self.out.truncate(before);
                 return Err(WriteError::NoRoom);
             }
+            left -= piece.len();
         }
         Ok(())
     }
 
-    fn put(&mut self, mut rest: &[u8]) -> Result<(), ()> {
+    /// Queues `rest`, the first of the `left` bytes the write has still to queue.
+    fn put(&mut self, mut rest: &[u8], mut left: usize) -> Result<(), ()> {
         while !rest.is_empty() {
             // The last block's room is used down to a small piece; below, a fresh block of
-            // the write's size (up to the large class) is taken, so that
-            // `write_room`'s count of free entries holds.
+            // the size of what the whole write has left (up to the large class) is taken, so
+            // that `write_room`'s count of free entries holds, and a write in pieces takes
+            // the blocks the same write in one piece would: a frame header and a 4 KiB
+            // payload go into one large block, not two small ones (which a pool with one
+            // small block left refused, large blocks to spare).
             let small = rest.len().min(MIN_PIECE);
             let room = if self.out.tail_spare() >= small {
                 small
             } else {
-                rest.len().min(self.ctx.large_block)
+                left.min(self.ctx.large_block)
             };
             let b = self.out.reserve(self.ctx.blocks, room).map_err(drop)?;
             let n = rest.len().min(b.spare_capacity());
@@ -274,6 +280,7 @@ impl Upgraded<'_> {
                 .copy_from_slice(now);
             b.commit(n);
             rest = later;
+            left -= n;
         }
         Ok(())
     }
