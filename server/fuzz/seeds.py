@@ -109,6 +109,37 @@ seeds.update({
  'upgrade_pipelined_after': send(get(b'/plaintext') + up() + get(b'/plaintext')) + READ + SEND + READ + SEND,
  'upgrade_versioned': send(get(b'/upgrade', extra=b'Connection: keep-alive, Upgrade\r\nUpgrade: h2c, ECHO/2\r\n') + b'v2') + READ + SEND,
 })
+# WebSocket: GET /ws through bufslab_server::ws, echoing; messages over 100 bytes come in
+# fragments, frames over 3000 bytes and messages over 5000 are refused (1009).
+WS = b'GET /ws HTTP/1.1\r\n' + H + b'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'
+def frame(op, payload, fin=True, mask=b'\x37\xfa\x21\x3d'):
+    n = len(payload)
+    head = bytes([(0x80 if fin else 0) | op])
+    if n < 126: head += bytes([0x80 | n])
+    elif n < 65536: head += bytes([0x80 | 126]) + n.to_bytes(2, 'big')
+    else: head += bytes([0x80 | 127]) + n.to_bytes(8, 'big')
+    if mask is None: return bytes([head[0], head[1] & 0x7f]) + head[2:] + payload
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+TEXT, BIN, CONT, CLOSE, PING, PONG = 1, 2, 0, 8, 9, 10
+def close(code=1000, reason=b''): return frame(CLOSE, code.to_bytes(2, 'big') + reason)
+seeds.update({
+ 'ws_echo': send(WS + frame(TEXT, b'hello') + frame(BIN, b'\x00\x01\x02') + close()) + READ + SEND + READ + SEND,
+ 'ws_fragmented_ping': send(WS + frame(TEXT, b'hel', fin=False) + frame(PING, b'p') + frame(CONT, b'lo') + frame(PONG, b'q') + close(1001, b'bye')) + READ + SEND + READ + SEND,
+ 'ws_large_messages': send(WS + frame(BIN, bytes(range(250))) + frame(TEXT, b'x' * 2000) + frame(TEXT, b'a' * 90, fin=False) + frame(CONT, b'b' * 90)) + READ + SEND + READ + SEND + READ + SEND,
+ 'ws_split': send(WS + frame(TEXT, 'h\u00e9llo w\u00f6rld'.encode()) + frame(PING, b'xyz') + frame(BIN, b'z' * 300), 7) + READ + SEND + READ + SEND + READ + SEND + READ + SEND,
+ 'ws_split_ring': send(WS + frame(TEXT, b'r' * 150) + frame(TEXT, b'ok'), 11) + RING + RING + SEND + RING + RING + SEND + RING + SEND,
+ 'ws_bad_utf8': send(WS + frame(TEXT, b'ok') + frame(TEXT, b'a\xffb')) + READ + SEND + READ,
+ 'ws_bad_utf8_late': send(WS + frame(TEXT, b'c' * 150 + b'\xc3')) + READ + SEND + READ,
+ 'ws_unmasked': send(WS + frame(TEXT, b'no mask', mask=None)) + READ + SEND + READ,
+ 'ws_frame_too_big': send(WS + frame(BIN, b'y' * 3001)) + READ + SEND + READ,
+ 'ws_message_too_big': send(WS + frame(BIN, b'm' * 2900, fin=False) + frame(CONT, b'm' * 2900)) + READ + SEND + READ + SEND,
+ 'ws_shutdown': send(WS + frame(TEXT, b'hi')) + READ + SEND + SHUT + SEND + READ,
+ 'ws_eof': send(WS + frame(TEXT, b'last')) + EOF_ + READ + SEND + READ,
+ 'ws_pool_dry': send(WS) + READ + SEND + HOG + send(frame(TEXT, b'd' * 120)) + READ + SEND + UNHOG + READ + SEND,
+ 'ws_wake': send(WS + frame(TEXT, b'w')) + READ + SEND + ANSWER + SEND,
+ 'ws_close_empty': send(WS + frame(CLOSE, b'')) + READ + SEND + READ,
+ 'ws_refused_version': send(WS.replace(b'Version: 13', b'Version: 8')) + READ + SEND,
+})
 os.makedirs(out, exist_ok=True)
 for k, v in seeds.items():
     open(os.path.join(out, k), 'wb').write(v)

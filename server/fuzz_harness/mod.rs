@@ -56,7 +56,14 @@
 //!   end or the shutdown: all of it where nothing cut the connection, a prefix of it where
 //!   something did. Its events come in the order and under the conditions
 //!   [`UpgradeEvent`] promises (`Start` first and once, `Data` only with the output all
-//!   sent, nothing after `close`, `Wake` only when woken), and `upgrade_ended` once.
+//!   sent, nothing after `close`, `Wake` only when woken), and `upgrade_ended` once;
+//! * a WebSocket (`GET /ws`, `bufslab_server::ws` with an echo handler, messages over
+//!   100 bytes in fragments, frames over 3 000 bytes and messages over 5 000 refused): what
+//!   the server sent decodes as valid server frames; every message the peer completed comes
+//!   back whole and in order (of one it did not complete, at most a prefix), every ping is
+//!   answered by its pong, and the peer's close, a violation or the shutdown is answered by
+//!   one close frame with the code RFC 6455 names, after which nothing is sent; all of it
+//!   where nothing cut the connection and no echo was refused, a prefix where something did.
 //!
 //! With `FUZZ_TRACE` set in the environment, each event and the bytes sent are printed (to
 //! read a crash: `FUZZ_TRACE=1 cargo +nightly fuzz run conn <artifact>`, or without the fuzz
@@ -84,6 +91,8 @@ use crate::shared::Shared;
 use crate::stats::WorkerCounters;
 use crate::timer::TimerKind;
 use crate::upgrade::{UpgradeEvent, Upgraded, WriteError};
+use crate::ws::{Message, WebSocket, WsConfig, WsHandler, WsSender};
+use bufslab_ws::{CloseCode, Decoder, Event, Limits as WsLimits, MessageKind, Role};
 
 /// Largest body the core under test accepts (small, so 413 paths are reachable).
 const MAX_BODY: u64 = 3000;
@@ -237,6 +246,13 @@ pub fn run(data: &[u8]) {
     assert_eq!(
         service.up.switched, service.up.ended,
         "upgrade_ended after a switch, and only then"
+    );
+    // `closed` is told why a WebSocket ended, unless the handler closed it itself (after a
+    // refused echo).
+    assert_eq!(
+        service.up.ws && !service.up.ws_refused,
+        service.up.ws_closed.is_some(),
+        "WsHandler::closed once a WebSocket ended, and only then"
     );
     check(
         &h.peer_sent,
@@ -575,12 +591,14 @@ struct UpgradeAt {
     /// `None`: the model could not read the request's head.
     start: Option<usize>,
     sure: bool,
+    /// A WebSocket (`/ws`), not the echo protocol (`/upgrade`).
+    ws: bool,
 }
 
-/// Whether a request may switch to the `echo` protocol, by the rules of
+/// Whether a request may switch to `protocol`, by the rules of
 /// `Exchange::switch_protocols`: `Some(true)` it must, `Some(false)` it must not, `None`
 /// where the model cannot tell (more than one `Upgrade` line: the engine reads the first).
-fn switchable(req: &httparse::Request<'_, '_>, has_body: bool) -> Option<bool> {
+fn switchable(req: &httparse::Request<'_, '_>, has_body: bool, protocol: &[u8]) -> Option<bool> {
     fn fields<'r>(
         req: &'r httparse::Request<'_, '_>,
         name: &'static str,
@@ -596,7 +614,7 @@ fn switchable(req: &httparse::Request<'_, '_>, has_body: bool) -> Option<bool> {
     let http11 = req.version == Some(1) && req.method != Some("HEAD");
     let offered = fields(req, "upgrade").any(|item| {
         let name = item.split(|&b| b == b'/').next().unwrap_or_default();
-        name.eq_ignore_ascii_case(UP_PROTOCOL)
+        name.eq_ignore_ascii_case(protocol)
     });
     let may = http11 && !has_body && !connection(b"close") && connection(b"upgrade") && offered;
     let upgrade_lines = req
@@ -638,6 +656,7 @@ fn requests(mut input: &[u8], limits: &Limits) -> Vec<Expect> {
                         upgrade: Some(UpgradeAt {
                             start: None,
                             sure: false,
+                            ws: false,
                         }),
                     });
                 }
@@ -679,18 +698,47 @@ fn requests(mut input: &[u8], limits: &Limits) -> Vec<Expect> {
             upgrade: None,
         };
         input = &input[head_len..];
+        let has_body = te.is_some() || cl.is_some_and(|n| n > 0) || !framing_ok;
         if route == Route::Upgrade && !star {
-            let has_body = te.is_some() || cl.is_some_and(|n| n > 0) || !framing_ok;
-            let may = switchable(&req, has_body);
+            let may = switchable(&req, has_body, UP_PROTOCOL);
             if may != Some(false) {
                 e.status = Some(101);
                 e.upgrade = Some(UpgradeAt {
                     start: Some(total - input.len()),
                     sure: may == Some(true),
+                    ws: false,
                 });
                 out.push(e);
                 return out;
             }
+        }
+        if route == Route::Ws && !star {
+            // A handshake the model reads as the adapter does switches; of any other it
+            // knows only that the response is well-formed, and it reads no further.
+            let field = |name: &str| {
+                let mut it = req
+                    .headers
+                    .iter()
+                    .filter(|h| h.name.eq_ignore_ascii_case(name));
+                match (it.next(), it.next()) {
+                    (Some(h), None) => Some(h.value),
+                    _ => None,
+                }
+            };
+            let handshake = method == "GET"
+                && switchable(&req, has_body, b"websocket") == Some(true)
+                && matches!(
+                    (field("sec-websocket-key"), field("sec-websocket-version")),
+                    (Some(k), Some(v)) if bufslab_ws::accept(k, v).is_ok()
+                );
+            e.status = handshake.then_some(101);
+            e.upgrade = Some(UpgradeAt {
+                start: handshake.then_some(total - input.len()),
+                sure: handshake,
+                ws: true,
+            });
+            out.push(e);
+            return out;
         }
         let body = if !framing_ok {
             None
@@ -806,6 +854,11 @@ const UP_HELLO: &[u8] = b"[up]";
 const UP_EOF: &[u8] = b"[eof]";
 const UP_BYE: &[u8] = b"[bye]";
 
+/// `/ws` delivers messages over this many bytes in fragments of it.
+const WS_BUFFER: usize = 100;
+/// `/ws`'s largest frame and message: beyond, close 1009.
+const WS_LIMITS: WsLimits = WsLimits::new(3000, 5000);
+
 /// How a route gives a body whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Whole {
@@ -869,6 +922,8 @@ enum Route {
     Close(Close),
     /// `/upgrade`: switched to [`UP_PROTOCOL`] where the request allows, else 426.
     Upgrade,
+    /// `/ws`: a WebSocket echo (`bufslab_server::ws`), or the adapter's refusal.
+    Ws,
     NotFound,
 }
 
@@ -896,6 +951,7 @@ impl Route {
             b"/close-resume" => return Route::Close(Close::Resume),
             b"/close-fill" => return Route::Close(Close::Fill),
             b"/upgrade" => return Route::Upgrade,
+            b"/ws" => return Route::Ws,
             _ => {}
         }
         let sized: [SizedRoute; 6] = [
@@ -963,6 +1019,8 @@ impl Route {
             (Route::Close(Close::Head | Close::After), _) => CLOSING,
             (Route::Close(Close::Data), _) => CLOSED_EARLY,
             (Route::Upgrade, _) => NO_UPGRADE,
+            // Read no further than its head (see `requests`).
+            (Route::Ws, _) => return None,
             (Route::Fail | Route::NotFound, _) => return None,
         };
         Some(b.to_vec())
@@ -1041,6 +1099,9 @@ fn pattern(offset: usize, n: usize) -> &'static [u8] {
 /// * `/close-head`, `/close-after`, `/close-data`, `/close-end`, `/close-resume`,
 ///   `/close-fill` call `Exchange::close` from `head` (before and after the response),
 ///   `data`, `end`, `resume` and `fill`;
+/// * `/upgrade` switches to [`UP_PROTOCOL`] (greeting, echo up to the first `!`, goodbye), or
+///   answers 426 offering it where the request cannot switch;
+/// * `/ws` is a WebSocket echo through `bufslab_server::ws` (its refusals are the adapter's);
 /// * any other path 404.
 ///
 /// A block it cannot rent (the pool is dry) it answers 503 and closes. Every call's outcome is
@@ -1085,6 +1146,12 @@ struct UpRecord {
     wakes: usize,
     /// `upgrade_ended` was called.
     ended: bool,
+    /// The WebSocket handler's echo was refused (the pool was dry).
+    ws_refused: bool,
+    /// The code `WsHandler::closed` was told.
+    ws_closed: Option<CloseCode>,
+    /// The switch was to a WebSocket.
+    ws: bool,
 }
 
 /// A deferred exchange's token and the answer the script delivers for it.
@@ -1115,6 +1182,8 @@ enum St {
     RentEcho { buf: PoolBuf },
     /// Switched to [`UP_PROTOCOL`].
     Upgraded,
+    /// A WebSocket.
+    Ws(Box<WebSocket>),
 }
 
 /// What the model expects of one of its calls.
@@ -1388,6 +1457,17 @@ impl Service for Model {
                     self.outcome(ex, r, SMALL_BLOCK, Expected::Ok, "426");
                 }
             },
+            Route::Ws => {
+                let cfg = WsConfig::default()
+                    .with_limits(WS_LIMITS)
+                    .with_buffer(WS_BUFFER);
+                // A handshake refused has its response written by the adapter.
+                if let Ok(ws) = WebSocket::accept(req, ex, cfg) {
+                    self.up.switched = true;
+                    self.up.ws = true;
+                    *st = St::Ws(Box::new(ws));
+                }
+            }
             Route::NotFound => {
                 let r = ex.respond(404).body(b"Not Found");
                 self.outcome(ex, r, SMALL_BLOCK, Expected::Ok, "404");
@@ -1502,12 +1582,34 @@ impl Service for Model {
     }
 
     fn upgraded(&mut self, event: UpgradeEvent<'_>, up: &mut Upgraded<'_>, st: &mut St) {
-        assert!(matches!(st, St::Upgraded), "{event:?} for {st:?}");
         assert!(!self.up.closed && !up.is_closing(), "{event:?} after close");
         assert!(
             self.up.started || matches!(event, UpgradeEvent::Start),
             "{event:?} before Start"
         );
+        if let St::Ws(ws) = st {
+            // The engine's promises, then the adapter.
+            match &event {
+                UpgradeEvent::Start => {
+                    assert!(!self.up.started, "Start twice");
+                    self.up.started = true;
+                    self.up.token = Some(up.token());
+                }
+                UpgradeEvent::Data(_) => assert_eq!(up.queued(), 0, "Data with output queued"),
+                UpgradeEvent::Wake => {
+                    assert!(
+                        self.up.wakes < self.up.wakes_asked,
+                        "Wake without a wake-up"
+                    );
+                    self.up.wakes += 1;
+                }
+                UpgradeEvent::Shutdown => self.up.shutdown = true,
+                UpgradeEvent::PeerClosed => {}
+            }
+            ws.on_event(event, up, &mut WsEcho { rec: &mut self.up });
+            return;
+        }
+        assert!(matches!(st, St::Upgraded), "{event:?} for {st:?}");
         match event {
             UpgradeEvent::Start => {
                 assert!(!self.up.started, "Start twice");
@@ -1548,9 +1650,13 @@ impl Service for Model {
     }
 
     fn upgrade_ended(&mut self, st: &mut St) {
-        assert!(matches!(st, St::Upgraded), "upgrade_ended for {st:?}");
         assert!(!self.up.ended, "upgrade_ended twice");
         self.up.ended = true;
+        match st {
+            St::Ws(ws) => ws.ended(&mut WsEcho { rec: &mut self.up }),
+            St::Upgraded => {}
+            other => panic!("upgrade_ended for {other:?}"),
+        }
     }
 }
 
@@ -1661,20 +1767,32 @@ fn check(
                     .find(|h| h.name.eq_ignore_ascii_case(name))
                     .map(|h| h.value)
             };
-            assert_eq!(upgrade, Some(UP_PROTOCOL), "the 101's Upgrade");
             assert_eq!(
                 field("connection"),
                 Some(&b"upgrade"[..]),
                 "the 101's Connection"
             );
+            // A request the model could not read (an `HTTP/1.2` one, say) was switched to
+            // whichever protocol its route names: what follows is not the model's to check.
+            let Some(start) = at.start else {
+                return;
+            };
+            if at.ws {
+                assert_eq!(upgrade, Some(&b"websocket"[..]), "the 101's Upgrade");
+                assert!(
+                    field("sec-websocket-accept").is_some(),
+                    "no Sec-WebSocket-Accept"
+                );
+                check_ws_stream(&peer_sent[start..], wire, cut_allowed, up);
+                return;
+            }
+            assert_eq!(upgrade, Some(UP_PROTOCOL), "the 101's Upgrade");
             assert_eq!(
                 field("x-echo-version"),
                 Some(&b"1"[..]),
                 "the service's header"
             );
-            if let Some(start) = at.start {
-                check_stream(&peer_sent[start..], wire, cut_allowed, up);
-            }
+            check_stream(&peer_sent[start..], wire, cut_allowed, up);
             return;
         }
         if let Some(at) = exp.and_then(|e| e.upgrade) {
@@ -1847,6 +1965,157 @@ fn check_stream(sent: &[u8], stream: &[u8], cut_allowed: bool, up: &UpRecord) {
         show(echo),
         show(tail)
     );
+}
+
+/// The `/ws` handler: every message (or fragment) goes back as it came.
+struct WsEcho<'m> {
+    rec: &'m mut UpRecord,
+}
+
+impl WsHandler for WsEcho<'_> {
+    fn message(&mut self, msg: Message<'_>, ws: &mut WsSender<'_, '_>) {
+        // A refused echo (the pool is dry) ends the connection: going on would leave a
+        // message out of the echo, or send the rest of one whose start is missing.
+        if ws
+            .fragment(msg.kind, msg.data, msg.first, msg.last)
+            .is_err()
+        {
+            self.rec.ws_refused = true;
+            let _ = ws.close(CloseCode::INTERNAL_ERROR, "");
+        }
+    }
+
+    fn closed(&mut self, code: CloseCode) {
+        assert!(self.rec.ws_closed.is_none(), "closed twice");
+        self.rec.ws_closed = Some(code);
+    }
+}
+
+/// What a stream of WebSocket frames says, as a [`Decoder`] of one role reads it.
+#[derive(Debug, Default)]
+struct WsStream {
+    /// Messages in order: kind, bytes, and whether the message was completed.
+    messages: Vec<(MessageKind, Vec<u8>, bool)>,
+    pings: Vec<Vec<u8>>,
+    pongs: Vec<Vec<u8>>,
+    /// The close frame's code (`Some(None)`: one without a code).
+    close: Option<Option<u16>>,
+    /// Bytes followed the close frame.
+    after_close: bool,
+    /// The code of the violation the decoder stopped at.
+    error: Option<u16>,
+}
+
+/// `bytewise`: the bytes are offered one more at a time, so that every byte the decoder takes
+/// before a violation is seen (a receive block may end anywhere).
+fn ws_stream(bytes: &[u8], role: Role, limits: WsLimits, bytewise: bool) -> WsStream {
+    let mut dec = Decoder::with_limits(role, limits);
+    let mut buf = bytes.to_vec();
+    let mut out = WsStream::default();
+    let len = buf.len();
+    let (mut at, mut end) = (0, if bytewise { 0 } else { len });
+    loop {
+        let step = match dec.decode(&mut buf[at..end.max(at)]) {
+            Ok(step) => step,
+            Err(e) => {
+                out.error = Some(e.close_code().get());
+                return out;
+            }
+        };
+        at += step.consumed;
+        match step.event {
+            None if end < len => end += 1,
+            None => return out,
+            Some(Event::MessageStart(kind)) => out.messages.push((kind, Vec::new(), false)),
+            Some(Event::Data(d)) => {
+                if let Some(m) = out.messages.last_mut() {
+                    m.1.extend_from_slice(d);
+                }
+            }
+            Some(Event::MessageEnd) => {
+                if let Some(m) = out.messages.last_mut() {
+                    m.2 = true;
+                }
+            }
+            Some(Event::Ping(p)) => out.pings.push(p.to_vec()),
+            Some(Event::Pong(p)) => out.pongs.push(p.to_vec()),
+            Some(Event::Close(frame)) => {
+                out.close = Some(frame.map(|f| f.code.get()));
+                out.after_close = at < len;
+                return out;
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// Checks what followed the `101` of a WebSocket: `sent` is what the peer sent after the
+/// handshake's head. See the module documentation.
+fn check_ws_stream(sent: &[u8], stream: &[u8], cut_allowed: bool, up: &UpRecord) {
+    let want = ws_stream(sent, Role::Server, WS_LIMITS, true);
+    let got = ws_stream(stream, Role::Client, WsLimits::default(), false);
+    let both = || format!("sent {want:?}, got {got:?}");
+    assert!(got.error.is_none(), "invalid server frames: {}", both());
+    assert!(!got.after_close, "bytes after the close frame: {}", both());
+    // Pongs answer the pings in order.
+    assert!(
+        want.pings.starts_with(&got.pongs),
+        "pongs that answer no ping: {}",
+        both()
+    );
+    // Messages come back in order, byte for byte (of one not completed, a prefix).
+    for (i, (kind, data, complete)) in got.messages.iter().enumerate() {
+        let next = want.messages.get(i).is_some_and(|(k, d, c)| {
+            k == kind
+                && (if *complete {
+                    *c && d == data
+                } else {
+                    d.starts_with(data)
+                })
+        });
+        assert!(next, "message {i} is not the peer's: {}", both());
+    }
+    // At most one close, with the code the violation, the peer's close, the shutdown or a
+    // refused echo names.
+    if let Some(code) = got.close {
+        let named = match (want.error, want.close) {
+            (Some(e), _) => code == Some(e),
+            (None, Some(c)) => code == c,
+            (None, None) => false,
+        };
+        let going_away = up.shutdown && code == Some(CloseCode::GOING_AWAY.get());
+        let refused = up.ws_refused && code == Some(CloseCode::INTERNAL_ERROR.get());
+        assert!(named || going_away || refused, "close {code:?}: {}", both());
+    }
+    if !cut_allowed && !up.ws_refused && !up.shutdown {
+        let completed = |s: &WsStream| s.messages.iter().filter(|m| m.2).count();
+        assert_eq!(
+            completed(&got),
+            completed(&want),
+            "messages lost: {}",
+            both()
+        );
+        assert_eq!(
+            got.pongs.len(),
+            want.pings.len(),
+            "pings unanswered: {}",
+            both()
+        );
+        let owed = want.error.is_some() || want.close.is_some();
+        assert_eq!(got.close.is_some(), owed, "the close owed: {}", both());
+        // The handler hears the code the violation or the peer's close named.
+        let told = up.ws_closed.map(CloseCode::get);
+        match (want.error, want.close) {
+            (Some(e), _) => assert_eq!(told, Some(e), "closed() told: {}", both()),
+            (None, Some(c)) => assert_eq!(
+                told,
+                Some(c.unwrap_or(CloseCode::NO_STATUS.get())),
+                "closed() told: {}",
+                both()
+            ),
+            (None, None) => {}
+        }
+    }
 }
 
 fn show(b: &[u8]) -> String {

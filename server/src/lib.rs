@@ -63,7 +63,7 @@
 // module is `crate::name` wherever it lives.
 mod config;
 mod driver;
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(all(test, feature = "ws"), feature = "fuzzing"))]
 #[path = "../fuzz_harness/mod.rs"]
 pub mod fuzzing;
 mod proto;

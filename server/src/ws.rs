@@ -337,16 +337,25 @@ impl WsSender<'_, '_> {
     /// frame goes out, then the connection closes (the engine shuts down its side and drains
     /// the peer's answer). [`WsHandler::closed`] is not called for it.
     ///
+    /// A handler that cannot go on (a send was refused: the pool is dry) closes this way:
+    /// where the close frame itself finds no room, the connection closes without it, as RFC
+    /// 6455 §7.1.7 fails a connection, rather than staying open with a message missing.
+    ///
     /// # Errors
-    /// [`WsError`]; nothing was queued.
+    /// [`WsError::InvalidControl`] (an invalid code, or a reason over 123 bytes; nothing
+    /// changed) and [`WsError::Closed`] (closing already); [`WsError::NoRoom`]: the connection
+    /// closes, without the frame.
     pub fn close(&mut self, code: CloseCode, reason: &str) -> Result<(), WsError> {
         let mut out = [0u8; 2 + MAX_CONTROL_PAYLOAD];
         let n = encode_close(&mut out, code, reason, None).map_err(|_| WsError::InvalidControl)?;
-        self.raw(out.get(..n).unwrap_or_default())?;
+        let sent = self.raw(out.get(..n).unwrap_or_default());
+        if sent == Err(WsError::Closed) {
+            return sent;
+        }
         self.st.closed = true;
         self.st.told = true;
         self.up.close();
-        Ok(())
+        sent
     }
 
     /// Bytes of payload one send can take now (less the frame's header).

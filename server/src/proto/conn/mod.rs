@@ -300,7 +300,10 @@ impl<T: Default> Conn<T> {
     }
 
     /// Closed (by a [`Want::Close`], or never opened).
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
+    #[cfg_attr(
+        not(any(all(test, feature = "ws"), feature = "fuzzing")),
+        allow(dead_code)
+    )]
     pub(crate) fn is_closed(&self) -> bool {
         matches!(self.phase, Phase::Closed)
     }
@@ -694,7 +697,10 @@ impl<T: Default> Conn<T> {
     /// [`Want::Receive`] and the rest comes back untouched, the pool is out of blocks, so
     /// wait as for [`Want::Pool`].
     // The entry of a completion-based driver; the epoll driver reads into `read_buf`.
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
+    #[cfg_attr(
+        not(any(all(test, feature = "ws"), feature = "fuzzing")),
+        allow(dead_code)
+    )]
     pub(crate) fn receive_block<F: FreeList, S: Service<State = T>>(
         &mut self,
         env: &mut Env<'_, F, S>,
