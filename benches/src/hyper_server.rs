@@ -116,8 +116,8 @@ impl HyperServer {
 /// The rustls configuration of the HTTPS baseline, the same choices as bufslab-tls's
 /// `Config::from_pem_files` (tls/src/handshake.rs), so that both servers run the same
 /// handshake: bufslab-tls's provider (`bufslab_tls::crypto_provider`: `ring`, AWS-LC with the
-/// `aws-lc-rs` feature) with its default suites and key exchange groups, TLS 1.3 only, no client authentication, ALPN `http/1.1`,
-/// resumption by the provider's rotating `Ticketer`
+/// `aws-lc-rs` feature) with its default suites and key exchange groups, TLS 1.3 only, no
+/// client authentication, ALPN `http/1.1`, resumption by the provider's rotating `Ticketer`
 /// (rustls's default two tickets per handshake), no early data. It leaves out only what the
 /// own record layer needs and tokio-rustls does not: secret extraction, and the resolver
 /// wrapper that records the SNI.

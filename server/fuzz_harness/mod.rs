@@ -250,7 +250,7 @@ pub fn run(data: &[u8]) {
     // `closed` is told why a WebSocket ended, unless the handler closed it itself (after a
     // refused echo).
     assert_eq!(
-        service.up.ws && !service.up.ws_refused,
+        service.up.ws && !service.up.refused,
         service.up.ws_closed.is_some(),
         "WsHandler::closed once a WebSocket ended, and only then"
     );
@@ -297,7 +297,7 @@ impl Harness {
 
     /// The answer to the deferred exchange arrives, as a worker takes it from its mailbox.
     fn answer(&mut self, conn: &mut Conn<St>, env: &mut Env<'_, QueueFreeList, Model>) {
-        if env.service.pending.is_none() {
+        let Some(p) = env.service.pending.take() else {
             // Nothing deferred: a wake-up for the upgraded connection, if there is one.
             if let Some(token) = env.service.up.token {
                 if conn.resume(token, St::Idle) {
@@ -306,17 +306,15 @@ impl Harness {
                 }
             }
             return;
-        }
-        if let Some(p) = env.service.pending.take() {
-            // A connection that closed since drops it; one that waits runs on.
-            let resumed = conn.resume(p.token, p.answer);
-            assert!(
-                !(resumed && p.void),
-                "a token voided by answering at once resumed the exchange"
-            );
-            if resumed {
-                self.step(conn, env);
-            }
+        };
+        // A connection that closed since drops it; one that waits runs on.
+        let resumed = conn.resume(p.token, p.answer);
+        assert!(
+            !(resumed && p.void),
+            "a token voided by answering at once resumed the exchange"
+        );
+        if resumed {
+            self.step(conn, env);
         }
     }
 
@@ -1131,8 +1129,9 @@ struct UpRecord {
     started: bool,
     /// Its token, for the script's wake-ups.
     token: Option<Deferred>,
-    /// A write was refused for want of a block (checked): the service closed there.
-    failed: bool,
+    /// A write was refused for want of a block (on `/upgrade`, checked to be so): the service
+    /// closed there.
+    refused: bool,
     /// It closed at a `!`.
     bang: bool,
     /// It wrote its goodbye on the peer's end, or on the shutdown.
@@ -1146,8 +1145,6 @@ struct UpRecord {
     wakes: usize,
     /// `upgrade_ended` was called.
     ended: bool,
-    /// The WebSocket handler's echo was refused (the pool was dry).
-    ws_refused: bool,
     /// The code `WsHandler::closed` was told.
     ws_closed: Option<CloseCode>,
     /// The switch was to a WebSocket.
@@ -1582,43 +1579,57 @@ impl Service for Model {
     }
 
     fn upgraded(&mut self, event: UpgradeEvent<'_>, up: &mut Upgraded<'_>, st: &mut St) {
+        // What the engine promises every upgraded service, then the protocol's own.
         assert!(!self.up.closed && !up.is_closing(), "{event:?} after close");
         assert!(
             self.up.started || matches!(event, UpgradeEvent::Start),
             "{event:?} before Start"
         );
-        if let St::Ws(ws) = st {
-            // The engine's promises, then the adapter.
-            match &event {
-                UpgradeEvent::Start => {
-                    assert!(!self.up.started, "Start twice");
-                    self.up.started = true;
-                    self.up.token = Some(up.token());
-                }
-                UpgradeEvent::Data(_) => assert_eq!(up.queued(), 0, "Data with output queued"),
-                UpgradeEvent::Wake => {
-                    assert!(
-                        self.up.wakes < self.up.wakes_asked,
-                        "Wake without a wake-up"
-                    );
-                    self.up.wakes += 1;
-                }
-                UpgradeEvent::Shutdown => self.up.shutdown = true,
-                UpgradeEvent::PeerClosed => {}
-            }
-            ws.on_event(event, up, &mut WsEcho { rec: &mut self.up });
-            return;
-        }
-        assert!(matches!(st, St::Upgraded), "{event:?} for {st:?}");
-        match event {
+        match &event {
             UpgradeEvent::Start => {
                 assert!(!self.up.started, "Start twice");
                 self.up.started = true;
                 self.up.token = Some(up.token());
+            }
+            UpgradeEvent::Data(_) => assert_eq!(up.queued(), 0, "Data with output queued"),
+            UpgradeEvent::Wake => {
+                assert!(
+                    self.up.wakes < self.up.wakes_asked,
+                    "Wake without a wake-up"
+                );
+                self.up.wakes += 1;
+            }
+            UpgradeEvent::Shutdown | UpgradeEvent::PeerClosed => {}
+        }
+        match st {
+            St::Ws(ws) => {
+                self.up.shutdown |= matches!(event, UpgradeEvent::Shutdown);
+                ws.on_event(event, up, &mut WsEcho { rec: &mut self.up });
+            }
+            St::Upgraded => self.echo_event(event, up),
+            other => panic!("{event:?} for {other:?}"),
+        }
+    }
+
+    fn upgrade_ended(&mut self, st: &mut St) {
+        assert!(!self.up.ended, "upgrade_ended twice");
+        self.up.ended = true;
+        match st {
+            St::Ws(ws) => ws.ended(&mut WsEcho { rec: &mut self.up }),
+            St::Upgraded => {}
+            other => panic!("upgrade_ended for {other:?}"),
+        }
+    }
+}
+
+impl Model {
+    /// `/upgrade`'s protocol: a greeting, the echo up to the first `!`, a goodbye.
+    fn echo_event(&mut self, event: UpgradeEvent<'_>, up: &mut Upgraded<'_>) {
+        match event {
+            UpgradeEvent::Start => {
                 self.up_write(up, UP_HELLO);
             }
             UpgradeEvent::Data(data) => {
-                assert_eq!(up.queued(), 0, "Data with output queued");
                 assert!(!data.is_empty(), "Data of no bytes");
                 let (echo, bang) = match data.iter().position(|&b| b == b'!') {
                     Some(p) => (&data[..=p], true),
@@ -1641,26 +1652,11 @@ impl Service for Model {
                 }
             }
             UpgradeEvent::Wake => {
-                let rec = &mut self.up;
-                assert!(rec.wakes < rec.wakes_asked, "Wake without a wake-up");
                 assert_eq!(up.queued(), 0, "Wake with output queued");
-                rec.wakes += 1;
             }
         }
     }
 
-    fn upgrade_ended(&mut self, st: &mut St) {
-        assert!(!self.up.ended, "upgrade_ended twice");
-        self.up.ended = true;
-        match st {
-            St::Ws(ws) => ws.ended(&mut WsEcho { rec: &mut self.up }),
-            St::Upgraded => {}
-            other => panic!("upgrade_ended for {other:?}"),
-        }
-    }
-}
-
-impl Model {
     /// Writes `data` on the upgraded connection by one of the four ways `Upgraded` offers
     /// (chosen by its length): whole, in two pieces, as an owned `Bytes`, as a rented block.
     /// A refusal must come from a dry pool (checked); the service then closes. `true` when
@@ -1696,7 +1692,7 @@ impl Model {
                     "write of {} bytes: NoRoom with blocks to be had",
                     data.len()
                 );
-                self.up.failed = true;
+                self.up.refused = true;
                 self.up_close(up);
                 false
             }
@@ -1925,7 +1921,7 @@ fn check_stream(sent: &[u8], stream: &[u8], cut_allowed: bool, up: &UpRecord) {
         (_, true) => UP_BYE,
         _ => b"",
     };
-    if !cut_allowed && !up.failed && !up.shutdown {
+    if !cut_allowed && !up.refused && !up.shutdown {
         assert!(
             up.bang || up.eof,
             "the upgraded service never heard the peer's end"
@@ -1941,7 +1937,7 @@ fn check_stream(sent: &[u8], stream: &[u8], cut_allowed: bool, up: &UpRecord) {
     }
     let Some(rest) = stream.strip_prefix(UP_HELLO) else {
         assert!(
-            (cut_allowed && UP_HELLO.starts_with(stream)) || (up.failed && stream.is_empty()),
+            (cut_allowed && UP_HELLO.starts_with(stream)) || (up.refused && stream.is_empty()),
             "upgraded stream without the greeting: {:?}",
             show(stream)
         );
@@ -1980,7 +1976,7 @@ impl WsHandler for WsEcho<'_> {
             .fragment(msg.kind, msg.data, msg.first, msg.last)
             .is_err()
         {
-            self.rec.ws_refused = true;
+            self.rec.refused = true;
             let _ = ws.close(CloseCode::INTERNAL_ERROR, "");
         }
     }
@@ -2084,10 +2080,10 @@ fn check_ws_stream(sent: &[u8], stream: &[u8], cut_allowed: bool, up: &UpRecord)
             (None, None) => false,
         };
         let going_away = up.shutdown && code == Some(CloseCode::GOING_AWAY.get());
-        let refused = up.ws_refused && code == Some(CloseCode::INTERNAL_ERROR.get());
+        let refused = up.refused && code == Some(CloseCode::INTERNAL_ERROR.get());
         assert!(named || going_away || refused, "close {code:?}: {}", both());
     }
-    if !cut_allowed && !up.ws_refused && !up.shutdown {
+    if !cut_allowed && !up.refused && !up.shutdown {
         let completed = |s: &WsStream| s.messages.iter().filter(|m| m.2).count();
         assert_eq!(
             completed(&got),

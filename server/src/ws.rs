@@ -419,7 +419,8 @@ impl WebSocket {
     /// `Upgrade: websocket` with `Connection: upgrade`, a valid `Sec-WebSocket-Key` and
     /// `Sec-WebSocket-Version: 13`, and writes the `101` with `Sec-WebSocket-Accept`. On a bad
     /// handshake it writes the refusal itself (`400`, `405`, or `426` with
-    /// `Sec-WebSocket-Version: 13` and `Upgrade: websocket`) and says why. No extension or subprotocol is accepted.
+    /// `Sec-WebSocket-Version: 13` and `Upgrade: websocket`) and says why. No extension or
+    /// subprotocol is accepted.
     ///
     /// # Errors
     /// [`HandshakeRefused`]: the response was written; the connection is not switched.

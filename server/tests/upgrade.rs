@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use bufslab_http::Request;
 use bufslab_server::{
     Config, Exchange, IoMode, Service, UpgradeError, UpgradeEvent, Upgraded, WorkerInfo,
+    SMALL_BLOCK,
 };
 
 #[path = "support/client.rs"]
@@ -393,11 +394,8 @@ fn a_new_connection_reads_into_small_blocks(io: IoMode) {
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
     let server = f.server.as_ref().expect("running");
     wait_for(|| server.stats().pool.rented_blocks == 1);
-    assert_eq!(server.stats().pool.rented_bytes, SMALL);
+    assert_eq!(server.stats().pool.rented_bytes, SMALL_BLOCK);
 }
-
-/// A small block's size (`bufslab_server::SMALL_BLOCK`).
-const SMALL: usize = 4096;
 
 /// Bytes for the echo to send back: none of them spells `close`.
 fn echo_bytes(n: usize) -> Vec<u8> {
@@ -409,17 +407,17 @@ fn echo_bytes(n: usize) -> Vec<u8> {
 fn grow_reads(f: &Fixture, s: &mut TcpStream) {
     s.write_all(UPGRADE).unwrap();
     assert_eq!(read_n(s, SWITCHED.len()), SWITCHED);
-    let first = echo_bytes(SMALL);
+    let first = echo_bytes(SMALL_BLOCK);
     s.write_all(&first).unwrap();
-    assert_eq!(read_n(s, SMALL), first);
-    assert!(f.largest.load(Ordering::SeqCst) <= SMALL);
+    assert_eq!(read_n(s, SMALL_BLOCK), first);
+    assert!(f.largest.load(Ordering::SeqCst) <= SMALL_BLOCK);
     // One write of 12 KiB: one segment on loopback, so one read of it all.
-    let second = echo_bytes(3 * SMALL);
+    let second = echo_bytes(3 * SMALL_BLOCK);
     s.write_all(&second).unwrap();
     assert_eq!(read_n(s, second.len()), second);
     let largest = f.largest.load(Ordering::SeqCst);
     assert!(
-        largest > SMALL,
+        largest > SMALL_BLOCK,
         "the largest Data event was {largest} bytes"
     );
 }

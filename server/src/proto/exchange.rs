@@ -25,8 +25,8 @@ use std::fmt;
 
 use bufslab::PoolBuf;
 use bufslab_http::{
-    is_field_name, status_allows_content, status_line, write_chunk, BodyFraming, DateCache,
-    KnownHeader, ResponseHead,
+    status_allows_content, status_line, write_chunk, BodyFraming, DateCache, KnownHeader,
+    ResponseHead,
 };
 use bytes::BufMut;
 
@@ -596,7 +596,7 @@ struct HeadEnd<'c> {
     framing: BodyFraming,
     keep: bool,
     http10: bool,
-    /// `Connection` carries the `upgrade` option ([`Response::offer_upgrade`]).
+    /// `Connection` carries the `upgrade` option (`Response::offer_upgrade`, in `upgrade.rs`).
     upgrade: bool,
     server: Option<&'static [u8]>,
     date: &'c DateCache,
@@ -669,44 +669,13 @@ fn finish_head(out: &mut BodyWriter<'_>, date: &DateCache, keep: bool, http10: b
 #[must_use = "end the response with body, stream or chunked"]
 #[derive(Debug)]
 pub struct Response<'e, 'a> {
-    ex: &'e mut Exchange<'a>,
+    pub(crate) ex: &'e mut Exchange<'a>,
     status: u16,
-    error: Option<ResponseError>,
+    pub(crate) error: Option<ResponseError>,
 }
 
 impl<'a> Response<'_, 'a> {
     header_methods!(put_all);
-
-    /// Adds `Upgrade: protocols`, the protocols the request could switch to (RFC 9110 §7.8):
-    /// a comma-separated list of `name` or `name/version` tokens, most preferred first. A
-    /// `426 Upgrade Required` must carry it (§15.5.22); any other response may, to advertise.
-    /// The engine adds the `upgrade` option to its `Connection` header, as §7.8 asks of a
-    /// sender of `Upgrade` (the field itself is reserved for [`header`](Self::header)).
-    /// HTTP/1.0 has no upgrades: a response to an HTTP/1.0 request goes without the field.
-    ///
-    /// Switching protocols is [`Exchange::switch_protocols`]; this only offers.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bufslab_server::{Exchange, ResponseError};
-    ///
-    /// fn upgrade_required(ex: &mut Exchange<'_>) -> Result<(), ResponseError> {
-    ///     ex.respond(426).offer_upgrade(b"websocket").body(b"")
-    /// }
-    /// ```
-    pub fn offer_upgrade(mut self, protocols: &[u8]) -> Self {
-        if self.error.is_some() {
-            return self;
-        }
-        if !is_protocol_list(protocols) {
-            self.error = Some(ResponseError::InvalidHeader);
-        } else if !self.ex.st.is(flag::HTTP10) {
-            self.error = self.ex.put_all(&[b"\r\nUpgrade: ", protocols]).err();
-            self.ex.st.set(flag::OFFERS_UPGRADE);
-        }
-        self
-    }
 
     /// Checks that a body of `len` bytes (`None`: chunked) may end this head, and notes the
     /// framing it takes: for HTTP/1.0, a body of unknown length is delimited by the close.
@@ -899,43 +868,5 @@ impl<'a> Response<'_, 'a> {
             self.ex.st.progress = Progress::Chunked;
         }
         Ok(())
-    }
-}
-
-/// An `Upgrade` field value (RFC 9110 §7.8): `protocol *( OWS "," OWS protocol )`, each
-/// `protocol-name [ "/" protocol-version ]`, both tokens.
-fn is_protocol_list(v: &[u8]) -> bool {
-    let ows = |b: &u8| *b == b' ' || *b == b'\t';
-    v.split(|&b| b == b',').all(|item| {
-        let start = item.iter().position(|b| !ows(b)).unwrap_or(item.len());
-        let end = item.iter().rposition(|b| !ows(b)).map_or(start, |e| e + 1);
-        let item = item.get(start..end).unwrap_or_default();
-        item.splitn(2, |&b| b == b'/').all(is_field_name)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_protocol_list;
-
-    #[test]
-    fn protocol_lists() {
-        for ok in [&b"websocket"[..], b"echo, echo/2", b"h2c,\tHTTP/2.0 , a/b"] {
-            assert!(is_protocol_list(ok), "{ok:?}");
-        }
-        // Empty elements, versions or names, a second `/`, a non-token byte, a bare CR.
-        for bad in [
-            &b""[..],
-            b"echo,",
-            b" , echo",
-            b"echo/",
-            b"/2",
-            b"a/b/c",
-            b"e cho",
-            b"echo\r\nX: 1",
-            b"\x0cecho",
-        ] {
-            assert!(!is_protocol_list(bad), "{bad:?}");
-        }
     }
 }

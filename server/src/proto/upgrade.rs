@@ -12,11 +12,11 @@
 use std::fmt;
 
 use bufslab::PoolBuf;
-use bufslab_http::{is_field_name, KnownHeader, Request, Version};
+use bufslab_http::{is_field_name, is_field_value, KnownHeader, Request, Version};
 
 use crate::deferred::Deferred;
 use crate::exchange::{
-    flag, header_methods, Ctx, Exchange, ExchangeState, Progress, ResponseError,
+    flag, header_methods, Ctx, Exchange, ExchangeState, Progress, Response, ResponseError,
 };
 use crate::out_queue::OutQueue;
 use crate::owned_body::OwnedBody;
@@ -88,8 +88,42 @@ impl fmt::Display for WriteError {
 
 impl std::error::Error for WriteError {}
 
+// `Upgrade` on an ordinary response: an upgrade offered, not made.
+impl Response<'_, '_> {
+    /// Adds `Upgrade: protocols`, the protocols the request could switch to (RFC 9110 §7.8):
+    /// a comma-separated list of `name` or `name/version` tokens, most preferred first. A
+    /// `426 Upgrade Required` must carry it (§15.5.22); any other response may, to advertise.
+    /// The engine adds the `upgrade` option to its `Connection` header, as §7.8 asks of a
+    /// sender of `Upgrade` (the field itself is reserved for [`header`](Self::header)).
+    /// HTTP/1.0 has no upgrades: a response to an HTTP/1.0 request goes without the field.
+    ///
+    /// Switching protocols is [`Exchange::switch_protocols`]; this only offers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_server::{Exchange, ResponseError};
+    ///
+    /// fn upgrade_required(ex: &mut Exchange<'_>) -> Result<(), ResponseError> {
+    ///     ex.respond(426).offer_upgrade(b"websocket").body(b"")
+    /// }
+    /// ```
+    pub fn offer_upgrade(mut self, protocols: &[u8]) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        if !is_protocol_list(protocols) {
+            self.error = Some(ResponseError::InvalidHeader);
+        } else if !self.ex.st.is(flag::HTTP10) {
+            self.error = self.ex.put_all(&[b"\r\nUpgrade: ", protocols]).err();
+            self.ex.st.set(flag::OFFERS_UPGRADE);
+        }
+        self
+    }
+}
+
 // The upgrade's part of the exchange, here rather than in `exchange.rs`, which knows nothing
-// of upgrades (the modules form no cycle).
+// of upgrades but the `upgrade` option of its `Connection` header (the modules form no cycle).
 impl<'a> Exchange<'a> {
     /// Answers an `Upgrade` request with `101 Switching Protocols` to `protocol` (`websocket`,
     /// or `name/version`): the engine writes the status line, `Connection: upgrade` and
@@ -441,6 +475,18 @@ pub(crate) fn check(
     Ok(())
 }
 
+/// An `Upgrade` field value to send (RFC 9110 §7.8): a field value (no control byte but HTAB)
+/// that is a comma-separated list of `protocol-name [ "/" protocol-version ]`, both tokens,
+/// with optional whitespace around each.
+pub(crate) fn is_protocol_list(v: &[u8]) -> bool {
+    is_field_value(v)
+        && v.split(|&b| b == b',').all(|item| {
+            item.trim_ascii()
+                .splitn(2, |&b| b == b'/')
+                .all(is_field_name)
+        })
+}
+
 /// The name of `protocol`, without its `/version`.
 fn protocol_name(protocol: &[u8]) -> &[u8] {
     protocol.split(|&b| b == b'/').next().unwrap_or_default()
@@ -463,7 +509,28 @@ fn offers(field: Option<&[u8]>, protocol: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::offers;
+    use super::{is_protocol_list, offers};
+
+    #[test]
+    fn protocol_lists() {
+        for ok in [&b"websocket"[..], b"echo, echo/2", b"h2c,\tHTTP/2.0 , a/b"] {
+            assert!(is_protocol_list(ok), "{ok:?}");
+        }
+        // Empty elements, versions or names, a second `/`, a non-token byte, a bare CR.
+        for bad in [
+            &b""[..],
+            b"echo,",
+            b" , echo",
+            b"echo/",
+            b"/2",
+            b"a/b/c",
+            b"e cho",
+            b"echo\r\nX: 1",
+            b"\x0cecho",
+        ] {
+            assert!(!is_protocol_list(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn offered_protocols() {
