@@ -122,6 +122,7 @@ def frame(op, payload, fin=True, mask=b'\x37\xfa\x21\x3d'):
     return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 TEXT, BIN, CONT, CLOSE, PING, PONG = 1, 2, 0, 8, 9, 10
 def close(code=1000, reason=b''): return frame(CLOSE, code.to_bytes(2, 'big') + reason)
+LARGE = send(frame(BIN, b'q' * 2900, fin=False) + frame(CONT, b'q' * 1900)) + RING + SEND + (READ + SEND) * 2
 seeds.update({
  'ws_echo': send(WS + frame(TEXT, b'hello') + frame(BIN, b'\x00\x01\x02') + close()) + READ + SEND + READ + SEND,
  'ws_fragmented_ping': send(WS + frame(TEXT, b'hel', fin=False) + frame(PING, b'p') + frame(CONT, b'lo') + frame(PONG, b'q') + close(1001, b'bye')) + READ + SEND + READ + SEND,
@@ -139,6 +140,13 @@ seeds.update({
  'ws_wake': send(WS + frame(TEXT, b'w')) + READ + SEND + ANSWER + SEND,
  'ws_close_empty': send(WS + frame(CLOSE, b'')) + READ + SEND + READ,
  'ws_refused_version': send(WS.replace(b'Version: 13', b'Version: 8')) + READ + SEND,
+ # A frame the adapter owes with the pool dry: a message that filled a small read block moves
+ # the connection's reads to the large class, which the hog leaves, so the frame that asks for
+ # it is read while no small block is left for the answer. The connection is failed without it.
+ 'ws_pool_dry_ping': send(WS) + READ + SEND + LARGE + send(frame(PING, b'p')) + HOG + READ + SEND + UNHOG + READ + SEND,
+ 'ws_pool_dry_close': send(WS) + READ + SEND + LARGE + send(close(1000)) + HOG + READ + SEND + UNHOG + READ,
+ 'ws_pool_dry_violation': send(WS) + READ + SEND + LARGE + send(frame(TEXT, b'a\xffb')) + HOG + READ + SEND + UNHOG + READ,
+ 'ws_pool_dry_shutdown': send(WS) + READ + SEND + HOG + SHUT + SEND + UNHOG + READ,
 })
 os.makedirs(out, exist_ok=True)
 for k, v in seeds.items():

@@ -63,7 +63,9 @@
 //!   back whole and in order (of one it did not complete, at most a prefix), every ping is
 //!   answered by its pong, and the peer's close, a violation or the shutdown is answered by
 //!   one close frame with the code RFC 6455 names, after which nothing is sent; all of it
-//!   where nothing cut the connection and no echo was refused, a prefix where something did.
+//!   where nothing cut the connection, no echo was refused and no frame the adapter owed
+//!   found the pool dry (checked to be dry: the connection is then failed without a close
+//!   frame, and the handler told `1006`), a prefix where something did.
 //!
 //! With `FUZZ_TRACE` set in the environment, each event and the bytes sent are printed (to
 //! read a crash: `FUZZ_TRACE=1 cargo +nightly fuzz run conn <artifact>`, or without the fuzz
@@ -1147,6 +1149,8 @@ struct UpRecord {
     ended: bool,
     /// The code `WsHandler::closed` was told.
     ws_closed: Option<CloseCode>,
+    /// A frame the WebSocket adapter owed found the pool dry: it failed the connection.
+    owed_refused: bool,
     /// The switch was to a WebSocket.
     ws: bool,
 }
@@ -1604,7 +1608,21 @@ impl Service for Model {
         match st {
             St::Ws(ws) => {
                 self.up.shutdown |= matches!(event, UpgradeEvent::Shutdown);
+                let peer_closed = matches!(event, UpgradeEvent::PeerClosed);
+                let told = self.up.ws_closed;
                 ws.on_event(event, up, &mut WsEcho { rec: &mut self.up });
+                // `1006` from anything but the peer's end: a frame the adapter owed (a pong, a
+                // close) found no room, which only a dry pool may cause here (a `Data` event
+                // comes with the output queue empty, and one receive block's echo cannot fill
+                // it).
+                if told.is_none() && self.up.ws_closed == Some(CloseCode::ABNORMAL) && !peer_closed
+                {
+                    assert!(
+                        up.rent(SMALL_BLOCK).is_none(),
+                        "a frame the adapter owed was dropped with blocks to be had"
+                    );
+                    self.up.owed_refused = true;
+                }
             }
             St::Upgraded => self.echo_event(event, up),
             other => panic!("{event:?} for {other:?}"),
@@ -2083,7 +2101,15 @@ fn check_ws_stream(sent: &[u8], stream: &[u8], cut_allowed: bool, up: &UpRecord)
         let refused = up.refused && code == Some(CloseCode::INTERNAL_ERROR.get());
         assert!(named || going_away || refused, "close {code:?}: {}", both());
     }
-    if !cut_allowed && !up.refused && !up.shutdown {
+    if up.owed_refused {
+        // The connection was failed there: no close frame after it.
+        assert!(
+            got.close.is_none(),
+            "a close frame after the failure: {}",
+            both()
+        );
+    }
+    if !cut_allowed && !up.refused && !up.shutdown && !up.owed_refused {
         let completed = |s: &WsStream| s.messages.iter().filter(|m| m.2).count();
         assert_eq!(
             completed(&got),

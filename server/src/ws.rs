@@ -62,6 +62,11 @@
 //! * **Control frames**: a ping is answered with its pong at once; a pong is handed to
 //!   [`WsHandler::pong`]; the peer's close is answered with the same code, then the connection
 //!   closes (the engine sends the frame, shuts down its writing side, and drains).
+//! * **A frame the adapter owes that finds no room** (a pong, the answer to a close, the close
+//!   of a violation or a shutdown, when the pool is dry or the peer leaves the output queue
+//!   full) fails the connection without it (RFC 6455 §7.1.7), as a handler does whose send
+//!   was refused: a peer waiting for a pong sees the connection close rather than wait on,
+//!   and the handler hears `1006`.
 //! * **Violations** of RFC 6455 (a reserved bit or opcode, an unmasked frame, a frame or
 //!   message over [`WsConfig::limits`], invalid UTF-8, a bad close frame) close the
 //!   connection with the code the codec names (1002, 1007, 1009); the handler hears of it in
@@ -245,7 +250,8 @@ pub trait WsHandler {
     /// than the handler's own [`WsSender::close`]: `code` is the peer's close
     /// code (`1005` when its close frame had none), the code of the violation the connection
     /// was failed for, `1001` on the server's shutdown, or `1006` when the connection ended
-    /// without a close frame (the peer went away, the idle timeout).
+    /// without a close frame sent or received (the peer went away, the idle timeout, or a
+    /// frame the adapter owed found no room: see the [module](self) docs).
     ///
     /// The default does nothing.
     fn closed(&mut self, code: CloseCode) {
@@ -397,6 +403,43 @@ impl WsSender<'_, '_> {
         }
         self.up.write(frame).map_err(|_| WsError::NoRoom)
     }
+
+    /// Queues `frame`, a control frame the adapter owes the peer (a pong, a close). One that
+    /// finds no room fails the connection without it (RFC 6455 §7.1.7) rather than leave the
+    /// peer waiting on an open connection: `false`, the connection closing.
+    fn owed(&mut self, frame: &[u8]) -> bool {
+        if self.raw(frame).is_ok() {
+            return true;
+        }
+        self.st.closed = true;
+        self.up.close();
+        false
+    }
+
+    /// Sends the close frame `frame` the adapter owes (none when a close was sent already),
+    /// closes, and tells `handler` `code`, or `1006` where the frame found no room.
+    fn close_owed<H: WsHandler + ?Sized>(
+        &mut self,
+        frame: &[u8],
+        code: CloseCode,
+        handler: &mut H,
+    ) {
+        let sent = self.st.closed || self.owed(frame);
+        self.st.closed = true;
+        self.up.close();
+        tell(
+            self.st,
+            handler,
+            if sent { code } else { CloseCode::ABNORMAL },
+        );
+    }
+}
+
+/// Tells `handler` why the connection closes, the first time only.
+fn tell<H: WsHandler + ?Sized>(st: &mut Flags, handler: &mut H, code: CloseCode) {
+    if !std::mem::replace(&mut st.told, true) {
+        handler.closed(code);
+    }
 }
 
 /// One WebSocket connection's reading state: keep it in the service's per-connection
@@ -498,12 +541,11 @@ impl WebSocket {
             }
             UpgradeEvent::PeerClosed => self.tell(handler, CloseCode::ABNORMAL),
             UpgradeEvent::Shutdown => {
-                if !self.st.closed {
-                    let _ = up.write(&frames::CLOSE_GOING_AWAY);
-                    self.st.closed = true;
-                }
-                up.close();
-                self.tell(handler, CloseCode::GOING_AWAY);
+                let mut ws = WsSender {
+                    up,
+                    st: &mut self.st,
+                };
+                ws.close_owed(&frames::CLOSE_GOING_AWAY, CloseCode::GOING_AWAY, handler);
             }
         }
         if self.st.closed {
@@ -542,9 +584,7 @@ impl WebSocket {
     }
 
     fn tell<H: WsHandler + ?Sized>(&mut self, handler: &mut H, code: CloseCode) {
-        if !std::mem::replace(&mut self.st.told, true) {
-            handler.closed(code);
-        }
+        tell(&mut self.st, handler, code);
     }
 
     fn read<H: WsHandler + ?Sized>(
@@ -576,12 +616,11 @@ impl WebSocket {
                 Err(e) => {
                     // RFC 6455 §7.1.7: fail the connection with the code the codec names.
                     let code = e.close_code();
-                    let _ = up.write(&code.server_frame());
-                    up.close();
-                    st.closed = true;
-                    if !std::mem::replace(&mut st.told, true) {
-                        handler.closed(code);
-                    }
+                    let mut ws = WsSender {
+                        up: &mut *up,
+                        st: &mut *st,
+                    };
+                    ws.close_owed(&code.server_frame(), code, handler);
                     break;
                 }
             };
@@ -638,23 +677,18 @@ impl WebSocket {
                 Event::Ping(payload) => {
                     let mut out = [0u8; 2 + MAX_CONTROL_PAYLOAD];
                     if let Ok(n) = encode_pong(&mut out, payload, None) {
-                        let _ = ws.raw(out.get(..n).unwrap_or_default());
+                        if !ws.owed(out.get(..n).unwrap_or_default()) {
+                            tell(ws.st, handler, CloseCode::ABNORMAL);
+                        }
                     }
                 }
                 Event::Pong(payload) => handler.pong(payload, &mut ws),
                 Event::Close(frame) => {
                     // Answered with the same code (RFC 6455 §5.5.1), then closed.
                     let code = frame.map(|f| f.code);
-                    if !ws.st.closed {
-                        let _ = match code {
-                            Some(c) => ws.up.write(&c.server_frame()),
-                            None => ws.up.write(&frames::CLOSE_EMPTY),
-                        };
-                    }
-                    ws.st.closed = true;
-                    ws.up.close();
-                    if !std::mem::replace(&mut ws.st.told, true) {
-                        handler.closed(code.unwrap_or(CloseCode::NO_STATUS));
+                    match code {
+                        Some(c) => ws.close_owed(&c.server_frame(), c, handler),
+                        None => ws.close_owed(&frames::CLOSE_EMPTY, CloseCode::NO_STATUS, handler),
                     }
                 }
                 _ => {}
