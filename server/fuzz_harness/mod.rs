@@ -1614,11 +1614,14 @@ impl Service for Model {
                 // `1006` from anything but the peer's end: a frame the adapter owed (a pong, a
                 // close) found no room, which only a dry pool may cause here (a `Data` event
                 // comes with the output queue empty, and one receive block's echo cannot fill
-                // it).
+                // it). The block of a message the adapter was gathering goes back as the
+                // connection fails (before a close frame, which may then use it; after a
+                // refused pong): at most that one is to be had now.
                 if told.is_none() && self.up.ws_closed == Some(CloseCode::ABNORMAL) && !peer_closed
                 {
+                    let one = up.rent(SMALL_BLOCK);
                     assert!(
-                        up.rent(SMALL_BLOCK).is_none(),
+                        one.is_none() || up.rent(SMALL_BLOCK).is_none(),
                         "a frame the adapter owed was dropped with blocks to be had"
                     );
                     self.up.owed_refused = true;

@@ -541,6 +541,9 @@ impl WebSocket {
             }
             UpgradeEvent::PeerClosed => self.tell(handler, CloseCode::ABNORMAL),
             UpgradeEvent::Shutdown => {
+                // The message being gathered will not be delivered: its block goes back first,
+                // where it may be the one the close frame needs.
+                self.msg = None;
                 let mut ws = WsSender {
                     up,
                     st: &mut self.st,
@@ -616,6 +619,7 @@ impl WebSocket {
                 Err(e) => {
                     // RFC 6455 §7.1.7: fail the connection with the code the codec names.
                     let code = e.close_code();
+                    *msg = None;
                     let mut ws = WsSender {
                         up: &mut *up,
                         st: &mut *st,
@@ -686,6 +690,7 @@ impl WebSocket {
                 Event::Close(frame) => {
                     // Answered with the same code (RFC 6455 §5.5.1), then closed.
                     let code = frame.map(|f| f.code);
+                    *msg = None;
                     match code {
                         Some(c) => ws.close_owed(&c.server_frame(), c, handler),
                         None => ws.close_owed(&frames::CLOSE_EMPTY, CloseCode::NO_STATUS, handler),
