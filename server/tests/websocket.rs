@@ -2,7 +2,8 @@
 //! and, with a real client (Python's `websockets` package, driven by `tests/ws/client.py`),
 //! text and binary echo from 0 B to 16 MiB, fragmented messages, pings inside a fragmented
 //! message, each protocol violation closed with its code (raw frames: that client sends none),
-//! and the close handshake from either side.
+//! and the close handshake from either side; the client cases again over TLS (`wss://`, a
+//! certificate made at run time), where the upgraded connection runs through the TLS layer.
 //!
 //! Where `python3 -c "import websockets"` fails, the client cases skip, saying so, unless
 //! `BUFSLAB_REQUIRE_WEBSOCKETS=1` (then they fail).
@@ -10,13 +11,14 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bufslab_http::Request;
 use bufslab_server::ws::{CloseCode, Message, WebSocket, WsConfig, WsHandler, WsSender};
-use bufslab_server::{Exchange, IoMode, Service, UpgradeEvent, Upgraded, WorkerInfo};
+use bufslab_server::{Exchange, IoMode, Service, TlsConfig, UpgradeEvent, Upgraded, WorkerInfo};
 
 #[path = "support/client.rs"]
 mod client;
@@ -54,6 +56,32 @@ fn start(io: IoMode) -> Option<bufslab_server::ServerHandle> {
     client::start_under(io, |_: WorkerInfo| Echo)
 }
 
+/// A directory holding `cert.pem`, a self-signed certificate for `localhost` (the client's CA
+/// too), and `key.pem`: made once per test run.
+fn pki() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("bufslab-server-wss-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
+        dir
+    })
+}
+
+/// The echo service over TLS.
+fn start_tls(io: IoMode) -> Option<bufslab_server::ServerHandle> {
+    let dir = pki();
+    let tls = TlsConfig::from_pem_files(&dir.join("cert.pem"), &dir.join("key.pem"))
+        .expect("the test certificate loads");
+    let config = bufslab_server::Config {
+        tls: Some(tls),
+        ..client::config(io)
+    };
+    client::start_with(config, |_: WorkerInfo| Echo)
+}
+
 /// Whether the Python client can run; `false` (said on stderr) skips, unless
 /// `BUFSLAB_REQUIRE_WEBSOCKETS=1`.
 fn have_websockets() -> bool {
@@ -74,22 +102,28 @@ fn have_websockets() -> bool {
     ok
 }
 
-fn python_case(io: IoMode, case: &str) {
+/// Runs `case` of `tests/ws/client.py` against the echo service, over TLS where `tls`.
+fn python_case(io: IoMode, case: &str, tls: bool) {
     if !have_websockets() {
         return;
     }
-    let Some(server) = start(io) else { return };
+    let Some(server) = (if tls { start_tls(io) } else { start(io) }) else {
+        return;
+    };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ws/client.py");
-    let out = Command::new("python3")
+    let mut client = Command::new("python3");
+    client
         .arg(script)
         .arg(server.local_addr().port().to_string())
-        .arg(case)
-        .output()
-        .expect("python3 runs");
+        .arg(case);
+    if tls {
+        client.env("WS_CA", pki().join("cert.pem"));
+    }
+    let out = client.output().expect("python3 runs");
     server.stop().unwrap();
     assert!(
         out.status.success(),
-        "{case} under {io:?}:\n{}\n{}",
+        "{case} under {io:?}, tls {tls}:\n{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -198,13 +232,19 @@ fn shutdown_says_going_away(io: IoMode) {
 
 macro_rules! both_drivers {
     (rust: $($name:ident),*; python: $($case:ident),* $(,)?) => {
-        mod epoll {
-            $(#[test] fn $name() { super::$name(bufslab_server::IoMode::Epoll); })*
-            $(#[test] fn $case() { super::python_case(bufslab_server::IoMode::Epoll, stringify!($case)); })*
-        }
-        mod uring {
-            $(#[test] fn $name() { super::$name(bufslab_server::IoMode::Uring); })*
-            $(#[test] fn $case() { super::python_case(bufslab_server::IoMode::Uring, stringify!($case)); })*
+        both_drivers!(@driver epoll, Epoll, $($name),*; $($case),*);
+        both_drivers!(@driver uring, Uring, $($name),*; $($case),*);
+    };
+    (@driver $m:ident, $io:ident, $($name:ident),*; $($case:ident),*) => {
+        mod $m {
+            use bufslab_server::IoMode;
+            $(#[test] fn $name() { super::$name(IoMode::$io); })*
+            $(#[test] fn $case() { super::python_case(IoMode::$io, stringify!($case), false); })*
+            /// The same client cases over TLS.
+            mod tls {
+                use bufslab_server::IoMode;
+                $(#[test] fn $case() { super::super::python_case(IoMode::$io, stringify!($case), true); })*
+            }
         }
     };
 }

@@ -1,15 +1,17 @@
 """WebSocket cases against a bufslab-server echo service, run by tests/websocket.rs.
 
-usage: client.py PORT
+usage: client.py PORT [CASE ...]
 
 The well-formed cases use the `websockets` package's client; the violations use raw frames
 over a socket, since that client masks everything and sends nothing invalid. Prints one line
-per case; exits non-zero on the first failure.
+per case; exits non-zero on the first failure. With WS_CA set to a CA certificate's PEM file,
+every case runs over TLS (wss://localhost, the certificate checked against that CA).
 """
 
 import asyncio
 import os
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -19,7 +21,12 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 PORT = int(sys.argv[1])
-URL = f"ws://127.0.0.1:{PORT}/ws"
+CA = os.environ.get("WS_CA")
+TLS = ssl.create_default_context(cafile=CA) if CA else None
+URL = f"wss://localhost:{PORT}/ws" if TLS else f"ws://127.0.0.1:{PORT}/ws"
+# A server that fails the connection may close right after its close frame, with or without
+# TLS's close_notify: a write then finds the connection gone.
+GONE = (BrokenPipeError, ConnectionResetError, ssl.SSLError)
 HANDSHAKE = (
     b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
     b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
@@ -46,7 +53,7 @@ async def echo_sizes_async():
     # over its send that its reader needs, and a server that stops reading once its output
     # backs up then waits for it forever), and must not stop reading at a queue's high-water
     # mark (max_queue).
-    async with aconnect(URL, max_size=None, max_queue=None, close_timeout=10) as ws:
+    async with aconnect(URL, max_size=None, max_queue=None, close_timeout=10, ssl=TLS) as ws:
         for n in sizes:
             data = os.urandom(n)
             await ws.send(data)
@@ -65,7 +72,7 @@ def echo_sizes():
 
 
 async def fragmented_async():
-    async with aconnect(URL, max_size=None, max_queue=None) as ws:
+    async with aconnect(URL, max_size=None, max_queue=None, ssl=TLS) as ws:
         # A small message in fragments comes back whole; a large one in fragments too.
         parts = ["Hel", "lo, ", "wörld"]
         await ws.send(parts)
@@ -88,6 +95,8 @@ def fragmented():
 
 def raw():
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    if TLS:
+        s = TLS.wrap_socket(s, server_hostname="localhost")
     s.sendall(HANDSHAKE)
     head = b""
     while not head.endswith(b"\r\n\r\n"):
@@ -207,7 +216,7 @@ def violation(name, frames_, code):
     for f in frames_:
         try:
             s.sendall(f)
-        except (BrokenPipeError, ConnectionResetError):
+        except GONE:
             break
     # Nothing of the violating frame comes back: the close is next.
     expect_close(s, code, name)
@@ -229,7 +238,7 @@ def violations():
 
 
 def close_from_client():
-    with connect(URL) as ws:
+    with connect(URL, ssl=TLS) as ws:
         ws.send("hi")
         check(ws.recv(timeout=10) == "hi", "echo")
         ws.close(code=4000, reason="done")
@@ -237,7 +246,7 @@ def close_from_client():
 
 
 def close_from_server():
-    with connect(URL) as ws:
+    with connect(URL, ssl=TLS) as ws:
         ws.send("please close")
         try:
             ws.recv(timeout=10)
