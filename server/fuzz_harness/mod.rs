@@ -1,6 +1,8 @@
 //! Drives one connection core from a script of events, and checks what it sends with a client's
 //! eyes. Built for the fuzz target in `server/fuzz` (feature `fuzzing`) and for the unit
-//! tests that replay its seeds.
+//! tests that replay its seeds. [`run`] is the `conn` target; [`run_tls`] (the `conn_tls`
+//! target) drives the TLS layer in front of a core against a rustls client, with a script of
+//! its own.
 //!
 //! The script is the fuzz input, read as one-byte operations:
 //!
@@ -95,6 +97,9 @@ use crate::timer::TimerKind;
 use crate::upgrade::{UpgradeEvent, Upgraded, WriteError};
 use crate::ws::{Message, WebSocket, WsConfig, WsHandler, WsSender};
 use bufslab_ws::{CloseCode, Decoder, Event, Limits as WsLimits, MessageKind, Role};
+
+mod tls;
+pub use tls::run_tls;
 
 /// Largest body the core under test accepts (small, so 413 paths are reachable).
 const MAX_BODY: u64 = 3000;
@@ -2165,16 +2170,37 @@ mod tests {
         assert!(n > 0);
     }
 
+    /// Every committed seed of the TLS fuzz target runs clean.
+    #[test]
+    fn tls_seeds_run_clean() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/conn_tls");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).expect("seed directory") {
+            let path = entry.expect("entry").path();
+            eprintln!("seed {}", path.display());
+            run_tls(&std::fs::read(path).expect("seed"));
+            n += 1;
+        }
+        assert!(n > 0);
+    }
+
     /// Runs the scripts named in `FUZZ_REPLAY` (paths separated by `:`), with `FUZZ_TRACE` if
-    /// set: a crash read without the fuzz toolchain.
+    /// set: a crash read without the fuzz toolchain. Those of the TLS target with
+    /// `FUZZ_TLS=1`.
     #[test]
     fn replay() {
         let Some(paths) = std::env::var_os("FUZZ_REPLAY") else {
             return;
         };
+        let tls = std::env::var_os("FUZZ_TLS").is_some();
         for path in std::env::split_paths(&paths) {
             eprintln!("replay {}", path.display());
-            run(&std::fs::read(path).expect("script"));
+            let script = std::fs::read(path).expect("script");
+            if tls {
+                run_tls(&script);
+            } else {
+                run(&script);
+            }
         }
     }
 
