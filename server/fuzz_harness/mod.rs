@@ -79,7 +79,7 @@ use std::io::IoSlice;
 use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
 
-use bufslab::{Pool, PoolBuf, PoolBytes, QueueFreeList};
+use bufslab::{LocalCache, Pool, PoolBuf, PoolBytes, QueueFreeList};
 use bufslab_http::{
     BodyFraming, Config as HttpConfig, DateCache, HeaderSlot, KnownHeader, Method, Parser, Request,
 };
@@ -116,34 +116,17 @@ const FINISH_STEPS: usize = 100_000;
 /// When the core breaks one of the rules in the module documentation: that is what the fuzz
 /// target looks for.
 pub fn run(data: &[u8]) {
-    let cfg = Config {
-        max_head: MAX_HEAD,
-        pool: PoolConfig {
-            blocks_per_slab: 4,
-            prealloc_slabs: 1,
-            max_bytes: 128 << 10,
-            local_capacity: 4,
-            ..PoolConfig::default()
+    let mut worker = Worker::new(
+        Config {
+            max_head: MAX_HEAD,
+            ..Config::default()
         },
-        ..Config::default()
-    };
-    let Ok(pool) = cfg.build_pool::<QueueFreeList>() else {
-        panic!("the test pool configuration is valid");
-    };
-    let shared = Shared {
-        counters: vec![WorkerCounters::default()].into_boxed_slice(),
-        pool: Box::new(pool.clone()),
-        shutdown: AtomicBool::new(false),
-        alloc_counter: None,
-        driver: "none",
-    };
-    let cache = pool.local_cache();
-    let date = DateCache::from_unix(784_111_777);
-    let mut slots = vec![HeaderSlot::EMPTY; 100];
-    let mut slots_owner = None;
+        128 << 10,
+    );
+    let (cfg, pool) = (worker.cfg.clone(), worker.pool.clone());
     let http = HttpConfig::DEFAULT
         .with_max_head_bytes(MAX_HEAD)
-        .with_max_headers(slots.len());
+        .with_max_headers(worker.slots.len());
     let limits = Limits {
         whole: cfg.whole_body_limit(),
         with: crate::exchange::body_with_max(&cfg),
@@ -155,33 +138,7 @@ pub fn run(data: &[u8]) {
     let mut h = Harness::default();
     let trace = std::env::var_os("FUZZ_TRACE").is_some();
     {
-        let mut env = Env {
-            slot: 0,
-            slots: &mut slots,
-            slots_owner: &mut slots_owner,
-            cache: &cache,
-            ctx: Ctx {
-                blocks: &cache,
-                date: &date,
-                server_name: Some(b"fuzz"),
-                shared: &shared,
-                whole_body: limits.whole,
-                body_with_max: limits.with,
-                large_block: cfg.large_block(),
-                upgrade_h2c: false,
-                tls: None,
-            },
-            counters: &shared.counters[0],
-            max_body: MAX_BODY,
-            large_block: cfg.large_block(),
-            head_gate: cfg.head_gate(),
-            // A body that made no progress between two of its deadlines is cut: the deadline
-            // op exercises the rate check, and stands for the idle timeout a worker without a
-            // rate applies there.
-            min_body_bytes: 1,
-            shutting_down: false,
-            service: &mut service,
-        };
+        let mut env = worker.env(&mut service);
         let mut hog: Vec<PoolBuf> = Vec::new();
         let mut i = 0;
         while i < data.len() && !conn.is_closed() {
@@ -243,8 +200,8 @@ pub fn run(data: &[u8]) {
     }
     // What the service keeps across requests goes with it, as a store's values would.
     service.store = None;
-    drop(cache);
     h.leftover = None;
+    let shared = worker.finish();
     assert_eq!(pool.stats().rented_blocks, 0, "blocks left rented");
     let late = shared.snapshot().late_body_faults > 0;
     if trace {
@@ -269,6 +226,91 @@ pub fn run(data: &[u8]) {
         &limits,
         &service.up,
     );
+}
+
+/// What the one worker of a harness owns: its pool (small: 4 blocks a slab, so that it runs
+/// dry), its share of the server's state, its cache, Date and header slots.
+struct Worker {
+    cfg: Config,
+    pool: Pool<QueueFreeList>,
+    shared: Shared,
+    cache: LocalCache<QueueFreeList>,
+    date: DateCache,
+    slots: Vec<HeaderSlot>,
+    slots_owner: Option<usize>,
+}
+
+impl Worker {
+    /// The worker of `cfg`, its pool made small: at most `max_bytes`.
+    fn new(cfg: Config, max_bytes: usize) -> Worker {
+        let cfg = Config {
+            pool: PoolConfig {
+                blocks_per_slab: 4,
+                prealloc_slabs: 1,
+                max_bytes,
+                local_capacity: 4,
+                ..PoolConfig::default()
+            },
+            ..cfg
+        };
+        let Ok(pool) = cfg.build_pool::<QueueFreeList>() else {
+            panic!("the test pool configuration is valid");
+        };
+        let shared = Shared {
+            counters: vec![WorkerCounters::default()].into_boxed_slice(),
+            pool: Box::new(pool.clone()),
+            shutdown: AtomicBool::new(false),
+            alloc_counter: None,
+            driver: "none",
+        };
+        Worker {
+            cache: pool.local_cache(),
+            cfg,
+            pool,
+            shared,
+            date: DateCache::from_unix(784_111_777),
+            slots: vec![HeaderSlot::EMPTY; 100],
+            slots_owner: None,
+        }
+    }
+
+    /// What the worker lends its connection, to serve with `service`.
+    fn env<'a, S>(&'a mut self, service: &'a mut S) -> Env<'a, QueueFreeList, S> {
+        Env {
+            slot: 0,
+            slots: &mut self.slots,
+            slots_owner: &mut self.slots_owner,
+            cache: &self.cache,
+            ctx: Ctx {
+                blocks: &self.cache,
+                date: &self.date,
+                server_name: Some(b"fuzz"),
+                shared: &self.shared,
+                whole_body: self.cfg.whole_body_limit(),
+                body_with_max: crate::exchange::body_with_max(&self.cfg),
+                large_block: self.cfg.large_block(),
+                upgrade_h2c: false,
+                tls: None,
+            },
+            counters: &self.shared.counters[0],
+            max_body: MAX_BODY,
+            large_block: self.cfg.large_block(),
+            head_gate: self.cfg.head_gate(),
+            // A body that made no progress between two of its deadlines is cut: the deadline
+            // op exercises the rate check, and stands for the idle timeout a worker without a
+            // rate applies there.
+            min_body_bytes: 1,
+            shutting_down: false,
+            service,
+        }
+    }
+
+    /// The worker stops: its cache gives its blocks back to the pool. Its state, for the
+    /// counters.
+    fn finish(self) -> Shared {
+        drop(self.cache);
+        self.shared
+    }
 }
 
 /// The fake socket and what went through it.
@@ -2156,10 +2198,9 @@ fn show(b: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    /// Every committed seed of the fuzz target runs clean.
-    #[test]
-    fn seeds_run_clean() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/conn");
+    /// Runs every committed seed in `fuzz/seeds/<target>` through `run`.
+    fn seeds_of(target: &str, run: fn(&[u8])) {
+        let dir = format!("{}/fuzz/seeds/{target}", env!("CARGO_MANIFEST_DIR"));
         let mut n = 0;
         for entry in std::fs::read_dir(dir).expect("seed directory") {
             let path = entry.expect("entry").path();
@@ -2170,18 +2211,16 @@ mod tests {
         assert!(n > 0);
     }
 
+    /// Every committed seed of the fuzz target runs clean.
+    #[test]
+    fn seeds_run_clean() {
+        seeds_of("conn", run);
+    }
+
     /// Every committed seed of the TLS fuzz target runs clean.
     #[test]
     fn tls_seeds_run_clean() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/conn_tls");
-        let mut n = 0;
-        for entry in std::fs::read_dir(dir).expect("seed directory") {
-            let path = entry.expect("entry").path();
-            eprintln!("seed {}", path.display());
-            run_tls(&std::fs::read(path).expect("seed"));
-            n += 1;
-        }
-        assert!(n > 0);
+        seeds_of("conn_tls", run_tls);
     }
 
     /// Runs the scripts named in `FUZZ_REPLAY` (paths separated by `:`), with `FUZZ_TRACE` if

@@ -31,25 +31,24 @@
 
 use std::collections::VecDeque;
 use std::io::{IoSlice, Read, Write};
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use bufslab::{PoolBuf, QueueFreeList};
-use bufslab_http::{Config as HttpConfig, DateCache, HeaderSlot, Parser, Request};
+use bufslab_http::{Config as HttpConfig, Parser, Request};
 use bytes::BufMut;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
 
-use crate::config::{Config, PoolConfig, SMALL_BLOCK};
+use crate::config::{Config, SMALL_BLOCK};
 use crate::conn::{Env, Want};
-use crate::exchange::{Ctx, Exchange};
+use crate::exchange::Exchange;
 use crate::link::{Link, Wire};
 use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
-use crate::shared::Shared;
-use crate::stats::WorkerCounters;
 use crate::tls::TlsConfig;
+
+use super::{Worker, MAX_HEAD};
 
 /// A self-signed certificate for `localhost` and its key, for this harness only.
 const CERT: &str = "-----BEGIN CERTIFICATE-----
@@ -259,9 +258,8 @@ impl Peer {
 type TlsEnv<'a> = Env<'a, QueueFreeList, Sized>;
 
 /// The server's side: the connection as its driver sees it.
-struct Server<'c> {
+struct Server {
     link: Link<()>,
-    counters: &'c WorkerCounters,
     /// The connection asked to close and was released (the core alone may close before its
     /// layer has sent `close_notify`: only the link's `Close` ends the connection).
     closed: bool,
@@ -269,7 +267,7 @@ struct Server<'c> {
     leftover: Option<PoolBuf>,
 }
 
-impl Server<'_> {
+impl Server {
     /// The connection's next want, as a driver asks for it: a close is carried out at once (the
     /// layer's blocks go back with the core's).
     fn want(&mut self, env: &mut TlsEnv<'_>) -> Want {
@@ -278,14 +276,14 @@ impl Server<'_> {
         }
         let w = self.link.next(env);
         if let Want::Close(_) = w {
-            self.close();
+            self.close(env);
         }
         w
     }
 
-    fn close(&mut self) {
+    fn close(&mut self, env: &TlsEnv<'_>) {
         self.leftover = None;
-        self.link.release(self.counters);
+        self.link.release(env.counters);
         self.closed = true;
     }
 
@@ -372,50 +370,31 @@ pub fn run_tls(data: &[u8]) {
     };
     let mut tls = TlsConfig::new(server_config().clone());
     tls.record_limit = (first & 0x80 != 0).then_some(3);
-    let cfg = Config {
-        max_head: 1024,
-        // Sizes the large class for a whole record.
-        tls: Some(tls.clone()),
-        pool: PoolConfig {
-            blocks_per_slab: 4,
-            prealloc_slabs: 1,
-            max_bytes: 256 << 10,
-            local_capacity: 4,
-            ..PoolConfig::default()
+    let mut worker = Worker::new(
+        Config {
+            max_head: MAX_HEAD,
+            // Sizes the large class for a whole record.
+            tls: Some(tls.clone()),
+            ..Config::default()
         },
-        ..Config::default()
-    };
+        256 << 10,
+    );
     assert_eq!(
-        cfg.whole_body_limit(),
+        worker.cfg.whole_body_limit(),
         WHOLE_BODY,
         "the largest response fits"
     );
-    let Ok(pool) = cfg.build_pool::<QueueFreeList>() else {
-        panic!("the test pool configuration is valid");
-    };
-    let shared = Shared {
-        counters: vec![WorkerCounters::default()].into_boxed_slice(),
-        pool: Box::new(pool.clone()),
-        shutdown: AtomicBool::new(false),
-        alloc_counter: None,
-        driver: "none",
-    };
-    let counters = &shared.counters[0];
-    let cache = pool.local_cache();
-    let date = DateCache::from_unix(784_111_777);
-    let mut slots = vec![HeaderSlot::EMPTY; 16];
-    let mut slots_owner = None;
+    let (cfg, pool) = (worker.cfg.clone(), worker.pool.clone());
     let http = HttpConfig::DEFAULT
-        .with_max_head_bytes(1024)
-        .with_max_headers(slots.len());
+        .with_max_head_bytes(MAX_HEAD)
+        .with_max_headers(worker.slots.len());
     let mut server = Server {
         link: Link::new(Parser::new(http), 0, cfg.out_blocks),
-        counters,
         closed: false,
         leftover: None,
     };
     assert!(
-        server.link.open(Some(&tls), counters),
+        server.link.open(Some(&tls), &worker.shared.counters[0]),
         "the handshake starts"
     );
     let Ok(name) = ServerName::try_from("localhost") else {
@@ -445,30 +424,7 @@ pub fn run_tls(data: &[u8]) {
     let mut hog: Vec<PoolBuf> = Vec::new();
     let mut hogged = false;
     {
-        let mut env = Env {
-            slot: 0,
-            slots: &mut slots,
-            slots_owner: &mut slots_owner,
-            cache: &cache,
-            ctx: Ctx {
-                blocks: &cache,
-                date: &date,
-                server_name: Some(b"fuzz"),
-                shared: &shared,
-                whole_body: cfg.whole_body_limit(),
-                body_with_max: crate::exchange::body_with_max(&cfg),
-                large_block: cfg.large_block(),
-                upgrade_h2c: false,
-                tls: None,
-            },
-            counters,
-            max_body: 3000,
-            large_block: cfg.large_block(),
-            head_gate: cfg.head_gate(),
-            min_body_bytes: 1,
-            shutting_down: false,
-            service: &mut service,
-        };
+        let mut env = worker.env(&mut service);
         for &op in ops {
             if server.closed {
                 break;
@@ -562,12 +518,12 @@ pub fn run_tls(data: &[u8]) {
                 }
                 // As a driver does on a read of 0: the core says how the connection ends.
                 Want::Receive => match server.link.peer_eof(&mut env) {
-                    Some(_) => server.close(),
+                    Some(_) => server.close(&env),
                     None => panic!("a connection that is not upgraded goes on past its end"),
                 },
                 Want::Discard => {
                     server.link.peer_closed();
-                    server.close();
+                    server.close(&env);
                 }
                 Want::HalfClose => {}
                 Want::Pool => panic!(
@@ -581,7 +537,7 @@ pub fn run_tls(data: &[u8]) {
         server.link.ended(&mut *env.service);
     }
     let held = server.link.blocks();
-    drop(cache);
+    worker.finish();
     assert_eq!(
         pool.stats().rented_blocks,
         0,
