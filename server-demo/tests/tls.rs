@@ -252,21 +252,29 @@ driver_test! {
 }
 
 driver_test! {
-    fn tls12_at_the_record_limit_the_connection_ends_with_close_notify() {
+    fn tls12_near_the_record_limit_the_last_response_says_close() {
         let pki = pki();
-        // The server's Finished took record 0; the limit keeps 2 records for control: records
-        // 1 and 2 carry responses, 3 the close_notify.
-        let server = start(&pki, |_, tls| tls.record_limit = Some(5));
+        // TLS 1.2 cannot change keys. The server's Finished took record 0 and the limit keeps
+        // 2 records for control, so records 1 to 149 carry data; a response whose head comes
+        // with at most 147 of them left (three times what one call of the core can queue: 16
+        // blocks of 32 KiB, 3 records each, and one more) is the last, and says so. Here the
+        // third.
+        let server = start(&pki, |_, tls| tls.record_limit = Some(152));
         let mut c = connect_with(&client_tls12(&pki, TLS12_SUITES[0]), server.local_addr());
         for _ in 0..2 {
-            assert_eq!(c.request(PLAIN).status, 200);
+            let r = c.request(PLAIN);
+            assert_eq!(r.status, 200);
+            assert!(!r.closes(), "a response before the last says keep-alive");
         }
-        c.send(PLAIN);
+        let last = c.request(PLAIN);
+        assert_eq!(last.status, 200, "the request near the limit is answered");
+        assert!(last.closes(), "the last response says Connection: close");
         let rest = read_to_end(&mut c.stream).expect("close_notify, then FIN");
-        assert!(rest.is_empty(), "no response after the limit");
+        assert!(rest.is_empty(), "nothing after the last response");
         assert_eq!(server.stats().tls_key_updates, 0);
         server.stop().unwrap();
     }
+
 }
 
 driver_test! {

@@ -27,6 +27,9 @@ seeds.update({
  'close_notify_with_requests': b'\x02' + HANDSHAKE + REQ(5, batch=True) + NOTIFY + EXCHANGE * 3,
  'eof_mid_handshake': b'\x00' + READ() + SEND() + EOF,
  'eof_with_requests': b'\x01' + HANDSHAKE + REQ(9, batch=True) + EOF + EXCHANGE * 3,
+ # TLS 1.2 up to its (lowered) record limit: the last response says Connection: close.
+ 'tls12_key_spent': b'\x81' + HANDSHAKE + (REQ(13) + EXCHANGE) * 80,
+ 'tls12_key_spent_pipelined': b'\x83' + HANDSHAKE + (REQ(14, batch=True) + READ() + SEND()) * 40 + EXCHANGE * 10,
 })
 os.makedirs(out, exist_ok=True)
 for k, v in seeds.items():

@@ -437,6 +437,24 @@ impl Sealer {
         self.dir.seq
     }
 
+    /// Application-data records this key may still seal before [`Sealer::key_update_due`]:
+    /// under TLS 1.2 the connection's last ones, which a server can spend on one last
+    /// response (with `Connection: close`) instead of cutting one short.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bufslab_tls::record::{Sealer, Suite};
+    ///
+    /// let mut s = Sealer::new(Suite::Aes128Gcm, &[7; 16], [9; 12], 0)?;
+    /// s.set_record_limit(5);
+    /// assert_eq!(s.data_records_left(), 3); // two are kept for control
+    /// # Ok::<(), bufslab_tls::Error>(())
+    /// ```
+    pub fn data_records_left(&self) -> u64 {
+        (self.limit - CONTROL_RESERVE).saturating_sub(self.dir.seq)
+    }
+
     /// Whether application data must wait: only the records kept for control are left under
     /// this key. In TLS 1.3 a `KeyUpdate` (and new keys, [`Sealer::rekey`]) lets data go on; in
     /// TLS 1.2, which has no `KeyUpdate`, the connection is to be closed.

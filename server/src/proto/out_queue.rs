@@ -131,6 +131,11 @@ impl OutQueue {
         self.len + usize::from(self.tail.is_some())
     }
 
+    /// Entries the queue holds at most.
+    pub(crate) fn capacity(&self) -> usize {
+        self.ring.len()
+    }
+
     /// Entries that can still be queued, the tail block's included when there is none.
     pub(crate) fn free_entries(&self) -> usize {
         self.ring.len().saturating_sub(self.blocks())

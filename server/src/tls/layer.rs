@@ -207,7 +207,10 @@ impl TlsLayer {
                         }
                         continue;
                     }
-                    let want = conn.next(&mut env.with_tls(TlsInfo::new(c)));
+                    let last = last_response_due(c, conn.output_capacity(), env.large_block);
+                    let mut with_tls = env.with_tls(TlsInfo::new(c));
+                    with_tls.shutting_down |= last;
+                    let want = conn.next(&mut with_tls);
                     match want {
                         Want::Send => {
                             if let Err(want) = self.seal(conn, env) {
@@ -649,6 +652,22 @@ fn control_record(
         WorkerCounters::add(&counters.tls_key_updates, 1);
     }
     Ok(())
+}
+
+/// Whether the next response is to be the connection's last: under TLS 1.2, which cannot
+/// change keys, once the sending key has few records left. That response then says
+/// `Connection: close` (as during a shutdown) and is the last, where sealing until the key is
+/// spent would cut a response short, or leave a request read and never answered.
+///
+/// "Few": one call of the core queues at most `out_blocks` blocks of up to `large_block`
+/// bytes, a record per 16 KiB and one more where a block ends: `turn` records. The call
+/// before the one that reads the last head started with more than three turns left and took
+/// at most one; the last head's call takes at most one more, and its response, a whole body
+/// within the queue, at most a third: so no whole response is cut. A body streamed past that
+/// (pulled, chunked, an upgrade's) still ends where the key does.
+fn last_response_due(c: &Connection, out_blocks: usize, large_block: usize) -> bool {
+    let turn = out_blocks * (large_block / MAX_PLAINTEXT_LEN + 1) + 1;
+    c.version() == Version::Tls12 && c.sealer().data_records_left() <= 3 * turn as u64
 }
 
 /// The block in `slot`, rented now (of `size` bytes) if there is none.

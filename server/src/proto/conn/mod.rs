@@ -797,6 +797,11 @@ impl<T: Default> Conn<T> {
             && self.ex.is_settled()
     }
 
+    /// Output blocks the connection queues at most.
+    pub(crate) fn output_capacity(&self) -> usize {
+        self.out.capacity()
+    }
+
     /// Output blocks queued.
     pub(crate) fn output_blocks(&self) -> usize {
         self.out.blocks()
