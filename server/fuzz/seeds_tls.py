@@ -7,7 +7,7 @@ def REQ(k, batch=False, flush=True): return bytes([(0x20 if flush else 0) | (0x1
 def READ(n=31): return bytes([0x40 | n])
 def RING(n=31): return bytes([0x60 | n])
 def SEND(n=0): return bytes([0x80 | n])
-KU, FLUSH, HOG, UNHOG, NOTIFY, EOF = b'\xc0', b'\xc8', b'\xd0', b'\xd8', b'\xe0', b'\xf0'
+KU, DEADLINE, FLUSH, HOG, UNHOG, NOTIFY, EOF, SHUT = b'\xc0', b'\xc4', b'\xc8', b'\xd0', b'\xd8', b'\xe0', b'\xf0', b'\xf8'
 HANDSHAKE = READ() + SEND() + READ() + SEND() + READ() + SEND()
 EXCHANGE = READ() + SEND() + READ() + SEND()
 sessions = {'13_aes128': 0x00, '13_aes256': 0x02, '13_chacha': 0x04, '12_aes128': 0x01,
@@ -27,6 +27,11 @@ seeds.update({
  'close_notify_with_requests': b'\x02' + HANDSHAKE + REQ(5, batch=True) + NOTIFY + EXCHANGE * 3,
  'eof_mid_handshake': b'\x00' + READ() + SEND() + EOF,
  'eof_with_requests': b'\x01' + HANDSHAKE + REQ(9, batch=True) + EOF + EXCHANGE * 3,
+ 'deadline_mid_handshake': b'\x00' + READ() + SEND() + DEADLINE + EXCHANGE,
+ 'deadline_idle': b'\x02' + HANDSHAKE + REQ(3) + EXCHANGE + DEADLINE + REQ(4) + EXCHANGE,
+ 'deadline_mid_head': b'\x01' + HANDSHAKE + REQ(3, flush=False) + FLUSH + READ(0) + DEADLINE + EXCHANGE * 2,
+ 'shutdown_idle': b'\x00' + HANDSHAKE + REQ(3) + EXCHANGE + SHUT + EXCHANGE,
+ 'shutdown_busy': b'\x04' + HANDSHAKE + REQ(12, batch=True) + READ() + SHUT + EXCHANGE * 4,
  # TLS 1.2 up to its (lowered) record limit: the last response says Connection: close.
  'tls12_key_spent': b'\x81' + HANDSHAKE + (REQ(13) + EXCHANGE) * 80,
  'tls12_key_spent_pipelined': b'\x83' + HANDSHAKE + (REQ(14, batch=True) + READ() + SEND()) * 40 + EXCHANGE * 10,
