@@ -274,7 +274,6 @@ driver_test! {
         assert_eq!(server.stats().tls_key_updates, 0);
         server.stop().unwrap();
     }
-
 }
 
 driver_test! {

@@ -53,7 +53,7 @@ use crate::out_queue::SEND_BLOCKS;
 use crate::service::Service;
 use crate::tls::TlsConfig;
 
-use super::{Worker, MAX_HEAD};
+use super::{pattern, Worker, MAX_HEAD};
 
 /// A self-signed certificate for `localhost` and its key, for this harness only.
 const CERT: &str = "-----BEGIN CERTIFICATE-----
@@ -87,7 +87,7 @@ const WHOLE_BODY: usize = 32 * 1024;
 /// Most steps while finishing: a connection that neither ends nor progresses is a bug.
 const FINISH_STEPS: usize = 100_000;
 
-/// Answers `GET /<n>` with `n` bytes of [`pattern`], anything else with 404.
+/// Answers `GET /<n>` with `n` bytes of the `conn` harness's pattern, anything else with 404.
 struct Sized;
 
 impl Service for Sized {
@@ -98,29 +98,29 @@ impl Service for Sized {
             .ok()
             .and_then(|s| s.parse::<usize>().ok());
         let _ = match n {
-            Some(n) if n <= WHOLE_BODY => ex.respond(200).body(&pattern(n)),
+            Some(n) if n <= WHOLE_BODY => ex.respond(200).body(pattern(0, n)),
             _ => ex.respond(404).body(b""),
         };
     }
 }
 
-/// `n` bytes that differ from one offset to the next.
-fn pattern(n: usize) -> Vec<u8> {
-    (0..n).map(|i| b'a' + (i % 23) as u8).collect()
+/// The harness certificate.
+fn cert() -> CertificateDer<'static> {
+    let Ok(cert) = CertificateDer::from_pem_slice(CERT.as_bytes()) else {
+        panic!("the harness certificate parses");
+    };
+    cert
 }
 
-/// The server's TLS configurations, by the script's first byte (suite and version choose the
-/// client's offer; the server offers everything).
+/// The server's TLS configuration: every version and suite (the script's first byte chooses
+/// the client's offer).
 fn server_config() -> &'static bufslab_tls::Config {
     static CONFIG: OnceLock<bufslab_tls::Config> = OnceLock::new();
     CONFIG.get_or_init(|| {
-        let Ok(cert) = CertificateDer::from_pem_slice(CERT.as_bytes()) else {
-            panic!("the harness certificate parses");
-        };
         let Ok(key) = PrivateKeyDer::from_pem_slice(KEY.as_bytes()) else {
             panic!("the harness key parses");
         };
-        match bufslab_tls::Config::with_single_cert(vec![cert], key) {
+        match bufslab_tls::Config::with_single_cert(vec![cert()], key) {
             Ok(c) => c,
             Err(e) => panic!("the harness certificate serves: {e}"),
         }
@@ -129,10 +129,7 @@ fn server_config() -> &'static bufslab_tls::Config {
 
 fn client_config(first: u8) -> Arc<ClientConfig> {
     let mut roots = RootCertStore::empty();
-    let Ok(cert) = CertificateDer::from_pem_slice(CERT.as_bytes()) else {
-        panic!("the harness certificate parses");
-    };
-    if roots.add(cert).is_err() {
+    if roots.add(cert()).is_err() {
         panic!("the harness certificate is a root");
     }
     let mut provider = rustls::crypto::ring::default_provider();
@@ -622,7 +619,7 @@ fn check(peer: &Peer, hogged: bool) {
             200 => {
                 assert!(i < peer.asked.len(), "response {i} answers no request");
                 assert_eq!(len, peer.asked[i], "response {i}'s length");
-                assert!(pattern(len).starts_with(body), "response {i}'s body");
+                assert!(pattern(0, len).starts_with(body), "response {i}'s body");
             }
             500 | 503 if hogged => assert!(close, "a refusal that does not close"),
             408 if peer.interrupted => assert!(close, "a 408 that does not close"),

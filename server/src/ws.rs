@@ -358,9 +358,8 @@ impl WsSender<'_, '_> {
         if sent == Err(WsError::Closed) {
             return sent;
         }
-        self.st.closed = true;
+        self.end();
         self.st.told = true;
-        self.up.close();
         sent
     }
 
@@ -404,29 +403,23 @@ impl WsSender<'_, '_> {
         self.up.write(frame).map_err(|_| WsError::NoRoom)
     }
 
-    /// Queues `frame`, a control frame the adapter owes the peer (a pong, a close). One that
-    /// finds no room fails the connection without it (RFC 6455 §7.1.7) rather than leave the
-    /// peer waiting on an open connection: `false`, the connection closing.
-    fn owed(&mut self, frame: &[u8]) -> bool {
-        if self.raw(frame).is_ok() {
-            return true;
-        }
+    /// Closes the connection: no frame goes out after what is queued.
+    fn end(&mut self) {
         self.st.closed = true;
         self.up.close();
-        false
     }
 
     /// Sends the close frame `frame` the adapter owes (none when a close was sent already),
-    /// closes, and tells `handler` `code`, or `1006` where the frame found no room.
+    /// closes, and tells `handler` `code`, or `1006` where the frame found no room: the
+    /// connection is failed without it (RFC 6455 §7.1.7).
     fn close_owed<H: WsHandler + ?Sized>(
         &mut self,
         frame: &[u8],
         code: CloseCode,
         handler: &mut H,
     ) {
-        let sent = self.st.closed || self.owed(frame);
-        self.st.closed = true;
-        self.up.close();
+        let sent = self.st.closed || self.raw(frame).is_ok();
+        self.end();
         tell(
             self.st,
             handler,
@@ -680,8 +673,11 @@ impl WebSocket {
                 }
                 Event::Ping(payload) => {
                     let mut out = [0u8; 2 + MAX_CONTROL_PAYLOAD];
+                    // A pong that finds no room fails the connection rather than leave the
+                    // peer waiting for it (RFC 6455 §7.1.7).
                     if let Ok(n) = encode_pong(&mut out, payload, None) {
-                        if !ws.owed(out.get(..n).unwrap_or_default()) {
+                        if ws.raw(out.get(..n).unwrap_or_default()).is_err() {
+                            ws.end();
                             tell(ws.st, handler, CloseCode::ABNORMAL);
                         }
                     }

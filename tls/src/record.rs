@@ -459,7 +459,7 @@ impl Sealer {
     /// this key. In TLS 1.3 a `KeyUpdate` (and new keys, [`Sealer::rekey`]) lets data go on; in
     /// TLS 1.2, which has no `KeyUpdate`, the connection is to be closed.
     pub fn key_update_due(&self) -> bool {
-        self.dir.seq >= self.limit - CONTROL_RESERVE
+        self.data_records_left() == 0
     }
 
     /// The error that poisoned this direction, if one did.

@@ -666,8 +666,11 @@ fn control_record(
 /// within the queue, at most a third: so no whole response is cut. A body streamed past that
 /// (pulled, chunked, an upgrade's) still ends where the key does.
 fn last_response_due(c: &Connection, out_blocks: usize, large_block: usize) -> bool {
+    if c.version() != Version::Tls12 {
+        return false;
+    }
     let turn = out_blocks * (large_block / MAX_PLAINTEXT_LEN + 1) + 1;
-    c.version() == Version::Tls12 && c.sealer().data_records_left() <= 3 * turn as u64
+    c.sealer().data_records_left() <= 3 * turn as u64
 }
 
 /// The block in `slot`, rented now (of `size` bytes) if there is none.
