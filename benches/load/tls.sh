@@ -29,6 +29,12 @@ Phases (--phases):
   allocs      once per server and handshake kind: the same s_time run with the server under
               alloc-reports' preloaded malloc counter (alloc-reports/preload/alloc_counter.c,
               built here with cc): heap allocations per connection. Not timed.
+  instructions  not in the default: for each scenario, every server over every scheme under
+              callgrind (valgrind), which counts every instruction the process runs in user
+              space: warmed up with wrk, counters zeroed, --instr-secs of wrk, counters dumped.
+              Prints instructions per request over http and https and their difference: the
+              user-space work TLS adds, exact and untouched by the machine's load (the load
+              phase's time is what that work costs on this CPU, with the kernel's share).
   profile     not in the default: for each server and scheme, the first scenario under wrk
               with `perf stat` (syscalls and context switches per request) and `perf record
               -e cpu-clock --call-graph dwarf` on the server; prints the share of the
@@ -36,11 +42,12 @@ Phases (--phases):
               and writes each profile's top symbols to perf-*.txt. Needs perf; the CPU per
               request it prints includes perf's own cost.
 
-  --phases L        from load,handshakes,allocs,profile (env PHASES, default
+  --phases L        from load,handshakes,allocs,instructions,profile (env PHASES, default
                     load,handshakes,allocs)
   --servers L       from server-demo-epoll,server-demo-uring,hyper,nginx (env SERVERS, default
                     all; nginx is left out with a note where it is not installed)
-  --schemes L       from http,https (env SCHEMES, default both; load and profile phases)
+  --schemes L       from http,https (env SCHEMES, default both; the load, instructions and
+                    profile phases)
   --scenarios L     from plaintext,json,pipelined (16 deep) (env SCENARIOS, default all; the
                     profile phase takes the first)
   --suite NAME      the one TLS 1.3 suite the clients offer (env SUITE, default
@@ -49,6 +56,8 @@ Phases (--phases):
   --duration S      seconds per measured wrk run (env DURATION, default 5)
   --warmup S        seconds of load before each measured run (env WARMUP, default 1)
   --handshake-time S  seconds per s_time run (env HANDSHAKE_TIME, default 5)
+  --instr-secs S    seconds of wrk per server and scheme under callgrind (env INSTR_SECS,
+                    default 5)
   --connections N   wrk connections (env CONNECTIONS, default 16)
   --rate N          load phase at a fixed rate instead of as fast as wrk goes: h2load --h1
                     with N requests/s per connection (--rps), the same rate over both schemes,
@@ -84,6 +93,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-1}
 HANDSHAKE_TIME=${HANDSHAKE_TIME:-5}
+INSTR_SECS=${INSTR_SECS:-5}
 CONNECTIONS=${CONNECTIONS:-16}
 RATE=${RATE:-0}
 SERVER_CPU=${SERVER_CPU:-0}
@@ -105,6 +115,7 @@ while [[ $# -gt 0 ]]; do
     --duration) need_value "$@"; DURATION=$2; shift 2 ;;
     --warmup) need_value "$@"; WARMUP=$2; shift 2 ;;
     --handshake-time) need_value "$@"; HANDSHAKE_TIME=$2; shift 2 ;;
+    --instr-secs) need_value "$@"; INSTR_SECS=$2; shift 2 ;;
     --connections) need_value "$@"; CONNECTIONS=$2; shift 2 ;;
     --rate) need_value "$@"; RATE=$2; shift 2 ;;
     --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
@@ -120,7 +131,7 @@ done
 
 has() { [[ ",$1," == *",$2,"* ]]; }
 for p in ${PHASES//,/ }; do
-  has load,handshakes,allocs,profile "$p" || die "unknown phase $p"
+  has load,handshakes,allocs,instructions,profile "$p" || die "unknown phase $p"
 done
 servers=()
 for s in ${SERVERS//,/ }; do
@@ -145,6 +156,9 @@ if [[ $RATE != 0 ]] && has "$PHASES" load; then
   has "$SCENARIOS" pipelined && die "--rate: the pipelined scenario is wrk's; give --scenarios plaintext,json"
 fi
 command -v openssl >/dev/null || die "openssl is needed (the certificate, s_time)"
+if has "$PHASES" instructions && [[ $SUMMARY_ONLY == 0 ]]; then
+  command -v callgrind_control >/dev/null || die "the instructions phase needs valgrind (apt-get install valgrind)"
+fi
 
 if [[ $BUILD == 1 ]]; then
   (cd "$ROOT" && cargo build --release -q -p server-demo -p bufslab-benches --bin server-demo --bin hyper_baseline)
@@ -159,6 +173,7 @@ LOAD=$OUT/load.tsv
 HANDSHAKES=$OUT/handshakes.tsv
 ALLOCS=$OUT/allocs.tsv
 PROFILES=$OUT/profiles.tsv
+INSTRS=$OUT/instructions.tsv
 
 # The certificate, the clients' configuration and the port: not for --summary-only, which
 # reads the results of an earlier run.
@@ -239,6 +254,10 @@ EOF
 }
 
 SPID=
+# A command the server runs under (the instructions phase: callgrind), and how many times to
+# ask whether it answers, 0.05 s apart (more under valgrind, which starts slowly).
+WRAP=()
+START_TRIES=100
 # Starts `server` over `scheme` pinned to SERVER_CPU (with `env` before it, e.g. LD_PRELOAD)
 # and waits until it answers; sets SPID.
 start_server() { # server scheme tag [env...]
@@ -253,9 +272,9 @@ start_server() { # server scheme tag [env...]
       cmd=(nginx -p "$OUT/nginx-$scheme" -c "$OUT/nginx-$scheme/nginx.conf" -e stderr) ;;
   esac
   local log=$OUT/server-$tag.log
-  env "$@" taskset -c "$SERVER_CPU" "${cmd[@]}" >"$log" 2>&1 &
+  env "$@" taskset -c "$SERVER_CPU" "${WRAP[@]}" "${cmd[@]}" >"$log" 2>&1 &
   SPID=$!
-  for _ in $(seq 100); do
+  for _ in $(seq "$START_TRIES"); do
     curl -sk -o /dev/null "$scheme://127.0.0.1:$PORT/plaintext" && return 0
     kill -0 "$SPID" 2>/dev/null || break
     sleep 0.05
@@ -266,8 +285,15 @@ start_server() { # server scheme tag [env...]
 
 stop_server() {
   # TERM, not INT: a background job of a script starts with SIGINT ignored, and only
-  # server-demo installs its own handler.
+  # server-demo installs its own handler. KILL after 10 s: under valgrind the io_uring
+  # driver's worker, blocked in io_uring_enter, holds valgrind's thread lock, so the thread
+  # that handles the signal does not run (its counts are dumped before this).
   kill -TERM "$SPID" 2>/dev/null || true
+  for _ in $(seq 100); do
+    kill -0 "$SPID" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$SPID" 2>/dev/null || true
   wait "$SPID" 2>/dev/null || true
   SPID=
 }
@@ -419,6 +445,77 @@ load_summary() {
         }
       }' "$LOAD" | sort
   } | tee "$OUT/load-summary.txt"
+}
+
+# ---------------------------------------------------------------------------------------------
+# instructions
+run_instructions() { # scenario server scheme
+  local scenario=$1 server=$2 scheme=$3 tag dump wrk_args=() path=/plaintext out reqs ir
+  tag=instr-$scenario-$server-$scheme
+  dump=$OUT/callgrind-$tag.out
+  [[ $scenario == json ]] && path=/json
+  [[ $scenario == pipelined ]] && wrk_args=(-s "$HERE/pipeline.lua" -- 16)
+  WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$dump") START_TRIES=1200
+  start_server "$server" "$scheme" "$tag"
+  WRAP=() START_TRIES=100
+  local url=$scheme://127.0.0.1:$PORT$path
+  taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
+  callgrind_control -z "$SPID" >/dev/null 2>&1
+  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${INSTR_SECS}s" "$url" "${wrk_args[@]}")
+  callgrind_control -d "$SPID" >/dev/null 2>&1
+  stop_server
+  echo "$out" >"$OUT/wrk-$tag.txt"
+  reqs=$(echo "$out" | awk '/requests in/ {print $1}')
+  [[ -n $reqs && $reqs -gt 0 ]] || die "$tag: no request completed under callgrind (see $OUT/wrk-$tag.txt)"
+  # The dump after the zeroing is part 1; its "summary:" line is the instruction count.
+  ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$dump.1" | head -1)
+  [[ -n $ir ]] || die "$tag: no callgrind summary in $dump.1"
+  printf '%s\t%s\t%s\t%d\t%d\t%d\n' "$scenario" "$server" "$scheme" "$reqs" "$ir" \
+    "$(handshake_instructions "$dump.1" "$server" "$scheme")" >>"$INSTRS"
+}
+
+# The instructions of the run's handshakes (wrk opens its connections inside the measured
+# run): the inclusive count of the function that drives a server's handshake, from the dump.
+handshake_instructions() { # dump server scheme
+  local fn
+  [[ $3 == https ]] || { echo 0; return; }
+  case $2 in
+    server-demo-*) fn=':bufslab_tls::handshake::Handshake::advance \[' ;;
+    hyper) fn='MidHandshake<IS> as core::future::future::Future>::poll \[' ;;
+    nginx) fn=':ngx_ssl_handshake \[' ;;
+  esac
+  callgrind_annotate --inclusive=yes "$1" 2>/dev/null | grep -m1 -E "$fn" \
+    | awk '{ gsub(/,/, "", $1); print $1 + 0; found = 1 } END { if (!found) print 0 }'
+}
+
+instructions_phase() {
+  echo -e "scenario\tserver\tscheme\trequests\tinstructions\thandshake_instructions" >"$INSTRS"
+  local scenario server scheme
+  for scenario in ${SCENARIOS//,/ }; do
+    for server in "${servers[@]}"; do
+      for scheme in ${SCHEMES//,/ }; do run_instructions "$scenario" "$server" "$scheme"; done
+    done
+    note "instructions: $scenario done"
+  done
+  instructions_summary
+}
+
+instructions_summary() {
+  {
+    echo "instructions: user-space instructions per request under callgrind, wrk -t1 -c$CONNECTIONS -d${INSTR_SECS}s after ${WARMUP}s of warm-up (pipelined: 16 deep); TLS: TLSv1.3 $SUITE; CPU: $CPU_MODEL"
+    echo "https: all of the run's instructions; its $CONNECTIONS handshakes (the server's handshake function, inclusive) apart in \"of which handshakes\"; the last two columns leave them out"
+    printf "%-10s %-18s %8s %8s %18s %14s %11s\n" scenario server "http" "https" "of which handshakes" "https - http" "https/http"
+    awk -F'\t' 'NR > 1 { k = $1 "\t" $2; per[k, $3] = $5 / $4; hs[k, $3] = $6 / $4; keys[k] = 1 }
+      END {
+        for (k in keys) {
+          split(k, p, "\t"); h = per[k, "http"]; s = per[k, "https"]; x = s - hs[k, "https"]
+          printf "%-10s %-18s %8s %8s %18s %14s %11s\n", p[1], p[2], h == "" ? "-" : sprintf("%.0f", h),
+            s == "" ? "-" : sprintf("%.0f", s), s == "" ? "-" : sprintf("%.0f", hs[k, "https"]),
+            (h == "" || s == "") ? "-" : sprintf("%+.0f", x - h),
+            (h == "" || s == "" || h == 0) ? "-" : sprintf("%.3f", x / h)
+        }
+      }' "$INSTRS" | sort
+  } | tee "$OUT/instructions-summary.txt"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -622,9 +719,11 @@ profile_summary() { # scenario
 
 if [[ $SUMMARY_ONLY == 1 ]]; then
   LOAD=$OUT/load.tsv HANDSHAKES=$OUT/handshakes.tsv ALLOCS=$OUT/allocs.tsv PROFILES=$OUT/profiles.tsv
+  INSTRS=$OUT/instructions.tsv
   if has "$PHASES" load && [[ -f $LOAD ]]; then load_summary; fi
   if has "$PHASES" handshakes && [[ -f $HANDSHAKES ]]; then handshake_summary; fi
   if has "$PHASES" allocs && [[ -f $ALLOCS ]]; then allocs_summary; fi
+  if has "$PHASES" instructions && [[ -f $INSTRS ]]; then instructions_summary; fi
   if has "$PHASES" profile && [[ -f $PROFILES ]]; then profile_summary "${SCENARIOS%%,*}"; fi
   exit 0
 fi
@@ -633,4 +732,5 @@ if has "$PHASES" load && has "$SCHEMES" https; then check_suite; fi
 if has "$PHASES" load; then load_phase; fi
 if has "$PHASES" handshakes; then handshake_phase; fi
 if has "$PHASES" allocs; then allocs_phase; fi
+if has "$PHASES" instructions; then instructions_phase; fi
 if has "$PHASES" profile; then profile_phase; fi
