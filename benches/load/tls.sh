@@ -59,6 +59,9 @@ Phases (--phases):
   --instr-secs S    seconds of wrk per server and scheme under callgrind (env INSTR_SECS,
                     default 5)
   --connections N   wrk connections (env CONNECTIONS, default 16)
+  --client-threads N  wrk's (and h2load's) threads (env CLIENT_THREADS, default 1): more, with
+                    --client-cpu naming as many CPUs, where the machine has cores to spare for a
+                    client that keeps the server busy over https too
   --rate N          load phase at a fixed rate instead of as fast as wrk goes: h2load --h1
                     with N requests/s per connection (--rps), the same rate over both schemes,
                     so that both give the server the same requests per wake-up as far as the
@@ -95,6 +98,7 @@ WARMUP=${WARMUP:-1}
 HANDSHAKE_TIME=${HANDSHAKE_TIME:-5}
 INSTR_SECS=${INSTR_SECS:-5}
 CONNECTIONS=${CONNECTIONS:-16}
+CLIENT_THREADS=${CLIENT_THREADS:-1}
 RATE=${RATE:-0}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -117,6 +121,7 @@ while [[ $# -gt 0 ]]; do
     --handshake-time) need_value "$@"; HANDSHAKE_TIME=$2; shift 2 ;;
     --instr-secs) need_value "$@"; INSTR_SECS=$2; shift 2 ;;
     --connections) need_value "$@"; CONNECTIONS=$2; shift 2 ;;
+    --client-threads) need_value "$@"; CLIENT_THREADS=$2; shift 2 ;;
     --rate) need_value "$@"; RATE=$2; shift 2 ;;
     --server-cpu) need_value "$@"; SERVER_CPU=$2; shift 2 ;;
     --client-cpu) need_value "$@"; CLIENT_CPU=$2; shift 2 ;;
@@ -151,6 +156,7 @@ if [[ $SUMMARY_ONLY == 1 ]]; then
 fi
 command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
 [[ $RATE =~ ^[0-9]+$ ]] || die "--rate takes requests per second per connection"
+[[ $CLIENT_THREADS =~ ^[1-9][0-9]*$ ]] || die "--client-threads takes a number of threads"
 if [[ $RATE != 0 ]] && has "$PHASES" load; then
   command -v h2load >/dev/null || die "--rate needs h2load (apt-get install nghttp2-client)"
   has "$SCENARIOS" pipelined && die "--rate: the pipelined scenario is wrk's; give --scenarios plaintext,json"
@@ -324,9 +330,9 @@ run_load() { # round scenario server scheme
   # One client run of `secs` seconds: wrk as fast as it goes, or h2load at --rate.
   client() {
     if [[ $RATE == 0 ]]; then
-      taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${1}s" "$url" "${wrk_args[@]}"
+      taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${1}s" "$url" "${wrk_args[@]}"
     else
-      taskset -c "$CLIENT_CPU" h2load --h1 -c"$CONNECTIONS" -t1 --rps="$RATE" -D "$1" "$url"
+      taskset -c "$CLIENT_CPU" h2load --h1 -c"$CONNECTIONS" -t"$CLIENT_THREADS" --rps="$RATE" -D "$1" "$url"
     fi
   }
   if [[ $WARMUP != 0 ]]; then client "$WARMUP" >/dev/null; fi
@@ -387,9 +393,9 @@ load_summary() {
   rounds=$(awk -F'\t' 'NR > 1 && $1 > m { m = $1 } END { print m + 0 }' "$LOAD")
   {
     if [[ $RATE == 0 ]]; then
-      echo "load: medians over $rounds round(s); wrk -t1 -c$CONNECTIONS -d${DURATION}s (after ${WARMUP}s of warm-up), pipelined: -s pipeline.lua -- 16"
+      echo "load: medians over $rounds round(s); wrk -t$CLIENT_THREADS -c$CONNECTIONS -d${DURATION}s (after ${WARMUP}s of warm-up), pipelined: -s pipeline.lua -- 16"
     else
-      echo "load: medians over $rounds round(s); h2load --h1 -c$CONNECTIONS -t1 --rps=$RATE -D $DURATION (after ${WARMUP}s of warm-up): $((RATE * CONNECTIONS)) requests/s offered; CPU from schedstat"
+      echo "load: medians over $rounds round(s); h2load --h1 -c$CONNECTIONS -t$CLIENT_THREADS --rps=$RATE -D $DURATION (after ${WARMUP}s of warm-up): $((RATE * CONNECTIONS)) requests/s offered; CPU from schedstat"
     fi
     echo "server on CPU $SERVER_CPU, the client on CPU $CLIENT_CPU; TLS: TLSv1.3 $SUITE; CPU: $CPU_MODEL"
     echo "https/http: the ratio in each round (the two runs are neighbours), median (min-max)"
@@ -459,9 +465,9 @@ run_instructions() { # scenario server scheme
   start_server "$server" "$scheme" "$tag"
   WRAP=() START_TRIES=100
   local url=$scheme://127.0.0.1:$PORT$path
-  taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
+  taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
   callgrind_control -z "$SPID" >/dev/null 2>&1
-  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${INSTR_SECS}s" "$url" "${wrk_args[@]}")
+  out=$(taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${INSTR_SECS}s" "$url" "${wrk_args[@]}")
   callgrind_control -d "$SPID" >/dev/null 2>&1
   stop_server
   echo "$out" >"$OUT/wrk-$tag.txt"
@@ -502,7 +508,7 @@ instructions_phase() {
 
 instructions_summary() {
   {
-    echo "instructions: user-space instructions per request under callgrind, wrk -t1 -c$CONNECTIONS -d${INSTR_SECS}s after ${WARMUP}s of warm-up (pipelined: 16 deep); TLS: TLSv1.3 $SUITE; CPU: $CPU_MODEL"
+    echo "instructions: user-space instructions per request under callgrind, wrk -t$CLIENT_THREADS -c$CONNECTIONS -d${INSTR_SECS}s after ${WARMUP}s of warm-up (pipelined: 16 deep); TLS: TLSv1.3 $SUITE; CPU: $CPU_MODEL"
     echo "https: all of the run's instructions; its $CONNECTIONS handshakes (the server's handshake function, inclusive) apart in \"of which handshakes\"; the last two columns leave them out"
     printf "%-10s %-18s %8s %8s %18s %14s %11s\n" scenario server "http" "https" "of which handshakes" "https - http" "https/http"
     awk -F'\t' 'NR > 1 { k = $1 "\t" $2; per[k, $3] = $5 / $4; hs[k, $3] = $6 / $4; keys[k] = 1 }
@@ -661,7 +667,7 @@ run_profile() { # server scheme scenario
   [[ $scenario == pipelined ]] && wrk_args=(-s "$HERE/pipeline.lua" -- 16)
   start_server "$server" "$scheme" "$tag"
   local url=$scheme://127.0.0.1:$PORT$path
-  taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
+  taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
   local before after out reqs
   before=$(cpu_ticks "$SPID")
   perf stat -e raw_syscalls:sys_enter,context-switches -x, -o "$OUT/$tag.stat" -p "$SPID" \
@@ -670,7 +676,7 @@ run_profile() { # server scheme scenario
   perf record -q -e cpu-clock -F 4999 --call-graph dwarf,8192 -o "$OUT/$tag.data" -p "$SPID" \
     -- sleep "$DURATION" 2>/dev/null &
   local rec=$!
-  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "$url" "${wrk_args[@]}")
+  out=$(taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" "$url" "${wrk_args[@]}")
   wait "$stat" "$rec" || true
   after=$(cpu_ticks "$SPID")
   stop_server
@@ -699,7 +705,7 @@ profile_phase() {
 profile_summary() { # scenario
   local scenario=$1 server scheme tag
   {
-    echo "profile: $scenario, wrk -t1 -c$CONNECTIONS -d${DURATION}s, perf stat and perf record -e cpu-clock -F 4999 --call-graph dwarf on the server (CPU per request includes perf's cost); CPU: $CPU_MODEL"
+    echo "profile: $scenario, wrk -t$CLIENT_THREADS -c$CONNECTIONS -d${DURATION}s, perf stat and perf record -e cpu-clock -F 4999 --call-graph dwarf on the server (CPU per request includes perf's cost); CPU: $CPU_MODEL"
     printf "%-18s %-6s %12s %14s %14s\n" server scheme "us/req" "syscalls/req" "cswitch/req"
     awk -F'\t' 'NR > 1 { printf "%-18s %-6s %12.3f %14.2f %14.2f\n", $2, $3, $5, $6, $7 }' "$PROFILES"
     for server in "${servers[@]}"; do
