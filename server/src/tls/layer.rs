@@ -459,9 +459,18 @@ impl TlsLayer {
         };
         let empty: &[u8] = &[];
         loop {
-            let mut slices = [IoSlice::new(empty); SEND_BLOCKS];
-            let n = conn.output(&mut slices);
-            let slices = &slices[..n];
+            // A keep-alive response is one block: taken as it is, without listing the queue.
+            let one;
+            let mut many;
+            let slices: &[IoSlice<'_>] = if conn.output_blocks() <= 1 {
+                one = [IoSlice::new(conn.front())];
+                &one
+            } else {
+                many = [IoSlice::new(empty); SEND_BLOCKS];
+                let n = conn.output(&mut many);
+                &many[..n]
+            };
+            let n = slices.len();
             let queued: usize = slices.iter().map(|s| s.len()).sum();
             if queued == 0 {
                 return Ok(());
