@@ -292,8 +292,8 @@ start_server() { # server scheme tag [env...]
 stop_server() {
   # TERM, not INT: a background job of a script starts with SIGINT ignored, and only
   # server-demo installs its own handler. KILL after 10 s: under valgrind the io_uring
-  # driver's worker, blocked in io_uring_enter, holds valgrind's thread lock, so the thread
-  # that handles the signal does not run (its counts are dumped before this).
+  # server was seen not to end on TERM (its worker waits in io_uring_enter); the instructions
+  # phase dumped its counts before this.
   kill -TERM "$SPID" 2>/dev/null || true
   for _ in $(seq 100); do
     kill -0 "$SPID" 2>/dev/null || break
