@@ -46,7 +46,7 @@ pub(crate) struct WorkerCounters {
     /// TLS handshakes in progress (a gauge).
     pub(crate) tls_handshakes: AtomicU64,
     pub(crate) tls_handshake_failures: AtomicU64,
-    pub(crate) tls_refused: AtomicU64,
+    pub(crate) tls_accept_holds: AtomicU64,
     pub(crate) tls_key_updates: AtomicU64,
 }
 
@@ -149,9 +149,10 @@ pub struct ServerStats {
     /// a bad record), or a connection that closed before its handshake finished (the peer
     /// closed or reset it, or the handshake's deadline passed).
     pub tls_handshake_failures: u64,
-    /// TLS connections closed at accept because their worker ran
-    /// [`TlsConfig::max_handshakes`](crate::TlsConfig::max_handshakes) already.
-    pub tls_refused: u64,
+    /// Times a worker reached [`TlsConfig::max_handshakes`](crate::TlsConfig::max_handshakes)
+    /// and stopped accepting on its HTTPS listeners until a handshake ended: connections that
+    /// arrived meanwhile waited in the listen backlog.
+    pub tls_accept_holds: u64,
     /// `KeyUpdate`s the server sent: asked for by a client, or due at the sending key's record
     /// limit ([`TlsConfig::record_limit`](crate::TlsConfig::record_limit)).
     pub tls_key_updates: u64,
@@ -189,7 +190,7 @@ pub(crate) fn snapshot(
         s.receive_pauses += w.receive_pauses.load(Relaxed);
         s.tls_handshakes += w.tls_handshakes.load(Relaxed);
         s.tls_handshake_failures += w.tls_handshake_failures.load(Relaxed);
-        s.tls_refused += w.tls_refused.load(Relaxed);
+        s.tls_accept_holds += w.tls_accept_holds.load(Relaxed);
         s.tls_key_updates += w.tls_key_updates.load(Relaxed);
     }
     s.driver = "epoll";

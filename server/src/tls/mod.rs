@@ -42,11 +42,13 @@ pub const DEFAULT_MAX_HANDSHAKES: usize = 128;
 #[non_exhaustive]
 pub struct TlsConfig {
     tls: bufslab_tls::Config,
-    /// Handshakes one worker runs at once. A connection accepted beyond that is closed at
-    /// once (counted in [`ServerStats::tls_refused`](crate::ServerStats::tls_refused)): a
-    /// flood of handshakes, the expensive part of TLS, then cannot take the worker's time
-    /// from the connections it already serves. A handshake must also finish within
-    /// [`Config::header_timeout`](crate::Config::header_timeout) of the accept.
+    /// Handshakes one worker runs at once. At the bound the worker stops accepting on its
+    /// HTTPS listeners until a handshake ends (counted in
+    /// [`ServerStats::tls_accept_holds`](crate::ServerStats::tls_accept_holds)): new
+    /// connections wait in the listen backlog, none is closed, and a flood of handshakes, the
+    /// expensive part of TLS, cannot take the worker's time from the connections it already
+    /// serves. Plain HTTP listeners of the same server accept as before. A handshake must also
+    /// finish within [`Config::header_timeout`](crate::Config::header_timeout) of the accept.
     pub max_handshakes: usize,
     /// The most records one sending key seals before the server sends a `KeyUpdate` (`None`:
     /// the suite's limit, 2^24 records for AES-GCM, which rustls applies too). Lowered, it

@@ -102,6 +102,8 @@ pub(crate) struct Worker<F: FreeList, S: Service> {
     runnable: Vec<u32>,
     /// Bit `i`: listener `i` may have connections waiting.
     accept_ready: u32,
+    /// Bit `i`: listener `i` serves HTTPS.
+    https_listeners: u32,
 }
 
 impl<F: FreeList, S: Service> Worker<F, S> {
@@ -126,6 +128,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         let accept_ready = (1u32 << mine.len()) - 1;
         let n = cfg.max_conns;
         let tls = listener_tls(&cfg);
+        let https_listeners = https_listeners(&tls);
         let base = WorkerBase::new(id, pool.local_cache(), shared, cfg, app);
         let conns = (0..n)
             .map(|slot| EpollConn::new(base.parser(), slot, base.cfg.out_blocks))
@@ -138,6 +141,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
             conns,
             runnable: Vec::with_capacity(n),
             accept_ready,
+            https_listeners,
         })
     }
 
@@ -208,7 +212,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
     /// How long the next poll may sleep: until the next deadline, date refresh, accept retry
     /// or pool retry; zero if work is pending.
     fn poll_timeout(&self, now: Instant) -> Option<Duration> {
-        let accept_now = self.accept_ready != 0
+        let accept_now = self.acceptable() != 0
             && !self.listeners.is_empty()
             && self.base.accept_paused_until.is_none()
             && !self.base.free.is_empty();
@@ -307,16 +311,36 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         }
     }
 
-    /// Accepts up to a batch of connections on listener `i`.
+    /// The listeners that may have connections waiting and may take one now: `accept_ready`
+    /// but for the HTTPS listeners held at the handshake bound.
+    fn acceptable(&self) -> u32 {
+        let mut ready = self.accept_ready;
+        let mut https = ready & self.https_listeners;
+        while https != 0 {
+            let i = https.trailing_zeros() as usize;
+            https &= https - 1;
+            if !self.base.handshake_room(self.tls[i].as_ref(), 0) {
+                ready &= !(1 << i);
+            }
+        }
+        ready
+    }
+
+    /// Accepts up to a batch of connections on listener `i`. An HTTPS listener stops at the
+    /// handshake bound with its `accept_ready` bit still set: its connections wait in the
+    /// backlog, and the first turn after a handshake ends takes them.
     fn accept_on(&mut self, i: usize, now: Instant) {
         let tls = self.tls[i].as_ref();
         for _ in 0..self.base.cfg.accept_batch {
+            if tls.is_some() {
+                let room = self.base.handshake_room(tls, 0);
+                self.base.hold_handshakes(!room);
+                if !room {
+                    return;
+                }
+            }
             match self.listeners[i].accept() {
                 Ok((mut sock, _peer)) => {
-                    if !self.base.admits_handshake(tls) {
-                        drop(sock);
-                        continue;
-                    }
                     let Some(slot) = self.base.take_slot() else {
                         // At max-conns: close at once rather than let it wait unserved.
                         drop(sock);
@@ -516,6 +540,9 @@ pub(crate) struct WorkerBase<F: FreeList, S: Service> {
     /// With several workers, when the oldest pool waiter tries again regardless.
     pool_retry_at: Option<Instant>,
     pub(crate) accept_paused_until: Option<Instant>,
+    /// Accepting on an HTTPS listener waits for a handshake to end (see
+    /// [`hold_handshakes`](Self::hold_handshakes)).
+    handshakes_held: bool,
     pub(crate) shutdown_deadline: Option<Instant>,
     pub(crate) next_evict: Option<Instant>,
 }
@@ -560,6 +587,7 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
             blocks_returned: false,
             pool_retry_at: None,
             accept_paused_until: None,
+            handshakes_held: false,
             shutdown_deadline: None,
             next_evict: if id == 0 {
                 cfg.evict_interval.map(|d| now + d)
@@ -695,20 +723,30 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
         self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
     }
 
-    /// Whether a new connection may start: on an HTTPS listener (`tls`), not while the
-    /// worker runs its `max_handshakes` already, counting those of every HTTPS listener
-    /// (then it is counted and closed).
+    /// Whether a listener with `tls` may take another connection now: a plain one always; an
+    /// HTTPS one while the worker's handshakes in progress (those of every HTTPS listener),
+    /// with `coming` more on their way (accepts armed and not yet completed), stay under its
+    /// `max_handshakes`. A connection not taken waits in the listen backlog, where it costs
+    /// the worker nothing and loses nothing.
     #[inline]
-    pub(crate) fn admits_handshake(&self, tls: Option<&TlsConfig>) -> bool {
+    pub(crate) fn handshake_room(&self, tls: Option<&TlsConfig>, coming: u32) -> bool {
         let Some(tls) = tls else {
             return true;
         };
-        let c = self.counters();
-        if c.tls_handshakes.load(std::sync::atomic::Ordering::Relaxed) < tls.max_handshakes as u64 {
-            return true;
+        let running = self.counters().tls_handshakes.load(Ordering::Relaxed);
+        running + u64::from(coming) < tls.max_handshakes as u64
+    }
+
+    /// Notes whether accepting on an HTTPS listener is held at the handshake bound; the first
+    /// hold after accepting is counted ([`ServerStats::tls_accept_holds`]).
+    ///
+    /// [`ServerStats::tls_accept_holds`]: crate::ServerStats::tls_accept_holds
+    #[inline]
+    pub(crate) fn hold_handshakes(&mut self, held: bool) {
+        if held && !self.handshakes_held {
+            WorkerCounters::add(&self.counters().tls_accept_holds, 1);
         }
-        WorkerCounters::add(&c.tls_refused, 1);
-        false
+        self.handshakes_held = held;
     }
 
     /// A free slot for a new connection; `None` (counted as rejected) at max-conns.
@@ -779,6 +817,13 @@ pub(crate) fn listener_tls(cfg: &Config) -> Vec<Option<TlsConfig>> {
     (0..cfg.listener_count())
         .map(|i| cfg.listener(i).1.cloned())
         .collect()
+}
+
+/// A bit for each listener in `tls` that serves HTTPS.
+pub(crate) fn https_listeners(tls: &[Option<TlsConfig>]) -> u32 {
+    (0..tls.len())
+        .filter(|&i| tls[i].is_some())
+        .fold(0, |mask, i| mask | 1 << i)
 }
 
 /// `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`: the system, not the peer, is out of something.

@@ -21,10 +21,11 @@ pub struct Stats {
     pub requests: u64,
     pub header_timeouts: u64,
     pub pool_allocated: u64,
-    /// TLS handshakes in progress, failed, and refused at accept (the handshake bound).
+    /// TLS handshakes in progress and failed, and the times accepting waited at the handshake
+    /// bound.
     pub tls_handshakes: u64,
     pub tls_handshake_failures: u64,
-    pub tls_refused: u64,
+    pub tls_accept_holds: u64,
     /// `KeyUpdate`s the server sent (asked for by the client, or at its record limit).
     pub tls_key_updates: u64,
     /// The I/O driver, where `/stats` names it (`epoll`, `uring`).
@@ -179,7 +180,7 @@ impl Ctx {
             pool_allocated: pool("allocated_bytes"),
             tls_handshakes: n("tls_handshakes"),
             tls_handshake_failures: n("tls_handshake_failures"),
-            tls_refused: n("tls_refused"),
+            tls_accept_holds: n("tls_accept_holds"),
             tls_key_updates: n("tls_key_updates"),
             driver: match v.get("driver").and_then(serde_json::Value::as_str) {
                 Some("epoll") => Some("epoll"),

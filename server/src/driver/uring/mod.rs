@@ -9,8 +9,11 @@
 //! (`COOP_TASKRUN` where the kernel refuses those), with a completion queue four times the
 //! submission queue.
 //!
-//! - **Accept:** one multishot accept on each of the worker's `SO_REUSEPORT` listeners (its
-//!   index in the request's slot field). Accepted sockets
+//! - **Accept:** one multishot accept on each of the worker's plain `SO_REUSEPORT` listeners
+//!   (its index in the request's slot field); on an HTTPS listener, one single-shot accept at
+//!   a time, armed only while the worker has room for another handshake
+//!   (`TlsConfig::max_handshakes`), so that connections past the bound wait in the backlog
+//!   instead of being accepted and closed. Accepted sockets
 //!   inherit `TCP_NODELAY` from the listener (set before it listens: see `server::bind`), so
 //!   there is no setsockopt per connection.
 //! - **Receive:** one multishot receive with buffer select per connection, armed when the
@@ -76,7 +79,8 @@ use crate::timer::TimerKind;
 use crate::tls::TlsConfig;
 use crate::wait_queue::WaitQueue;
 use crate::worker::{
-    deliver_answers, env, listener_tls, wake_pool_waiters, App, PoolWaiters, WorkerBase,
+    deliver_answers, env, https_listeners, listener_tls, wake_pool_waiters, App, PoolWaiters,
+    WorkerBase,
 };
 
 mod close;
@@ -434,10 +438,14 @@ pub(crate) struct UringWorker<F: FreeList, S: Service> {
     /// The worker's socket on each address, in `Config::listener`'s order; each dropped
     /// during shutdown once its accept has completed for the last time.
     listeners: Vec<Option<TcpListener>>,
-    /// Bit `i`: listener `i`'s multishot accept is armed.
+    /// Bit `i`: listener `i`'s accept is armed.
     accept_armed: u32,
     /// A bit for each listener: `accept_armed` in the usual turn.
     accept_all: u32,
+    /// Bit `i`: listener `i` serves HTTPS. Its accept takes one connection at a time, armed
+    /// only while the worker has room for another handshake (see `arm_accept`); a plain
+    /// listener's accept is multishot.
+    https_listeners: u32,
     /// Each listener's TLS (see `worker::listener_tls`).
     tls: Vec<Option<TlsConfig>>,
     /// The poll on the mailbox's eventfd is armed.
@@ -476,6 +484,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let n = cfg.max_conns;
         let parked = VecDeque::with_capacity(bufs.entries());
         let base = WorkerBase::new(id, cache, shared, cfg, app);
+        let tls = listener_tls(&base.cfg);
         Ok(UringWorker {
             ring,
             bufs,
@@ -483,7 +492,8 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             accept_all: (1u32 << listeners.len()) - 1,
             listeners: listeners.into_iter().map(Some).collect(),
             accept_armed: 0,
-            tls: listener_tls(&base.cfg),
+            https_listeners: https_listeners(&tls),
+            tls,
             wake_armed: false,
             conns: (0..n)
                 .map(|slot| UConn::new(base.parser(), slot, base.cfg.out_blocks))
@@ -622,6 +632,10 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         Ok(())
     }
 
+    /// Arms the accept of every listener that has none armed. An HTTPS listener's accept is
+    /// armed for one connection, and only while the handshakes in progress and the HTTPS
+    /// accepts armed stay under the bound: past it, connections wait in the backlog, and a
+    /// multishot accept would take them from there all the same.
     fn arm_accept(&mut self, now: Instant) -> io::Result<()> {
         // The usual turn: every listener's accept armed.
         if self.accept_armed == self.accept_all
@@ -637,10 +651,23 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             if self.accept_armed & (1 << i) != 0 {
                 continue;
             }
-            let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
-                .flags(libc::SOCK_CLOEXEC)
-                .build()
-                .user_data(user_data(ACCEPT, 0, i));
+            let fd = types::Fd(listener.as_raw_fd());
+            let sqe = if self.https_listeners & (1 << i) == 0 {
+                opcode::AcceptMulti::new(fd)
+                    .flags(libc::SOCK_CLOEXEC)
+                    .build()
+            } else {
+                let coming = (self.accept_armed & self.https_listeners).count_ones();
+                let room = self.base.handshake_room(self.tls[i].as_ref(), coming);
+                self.base.hold_handshakes(!room);
+                if !room {
+                    continue;
+                }
+                opcode::Accept::new(fd, std::ptr::null_mut(), std::ptr::null_mut())
+                    .flags(libc::SOCK_CLOEXEC)
+                    .build()
+            };
+            let sqe = sqe.user_data(user_data(ACCEPT, 0, i));
             // SAFETY: the request names no memory; the listener stays open until the accept's
             // final completion (it is dropped only once its `accept_armed` bit is clear).
             unsafe { self.push(&sqe)? };
@@ -655,9 +682,6 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             return Ok(()); // dropped: closed
         }
         let tls = self.tls[i].as_ref();
-        if !self.base.admits_handshake(tls) {
-            return Ok(()); // dropped: closed
-        }
         let Some(slot) = self.base.take_slot() else {
             return Ok(());
         };
