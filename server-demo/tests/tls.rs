@@ -336,6 +336,7 @@ driver_test! {
         let pki = pki();
         let server = start(&pki, |cfg, tls| {
             cfg.workers = 1;
+            cfg.listeners = vec![Listener::plain("127.0.0.1:0".parse().unwrap())];
             tls.max_handshakes = 1;
         });
         let addr = server.local_addr();
@@ -349,10 +350,14 @@ driver_test! {
         let second = std::thread::spawn(move || connect_with(&client, addr).request(PLAIN));
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(server.stats().connections_accepted, 1, "not taken past the bound");
+        // The plain listener of the same worker accepts meanwhile.
+        let r = Client::new(server.local_addrs()[1]).request(PLAIN);
+        assert_eq!((r.status, &r.body[..]), (200, HELLO));
+        assert_eq!(server.stats().connections_accepted, 2);
         drop(silent);
         let response = second.join().expect("the second client is served, not closed");
         assert_eq!((response.status, &response.body[..]), (200, HELLO));
-        assert_eq!(server.stats().connections_accepted, 2);
+        assert_eq!(server.stats().connections_accepted, 3);
         server.stop().unwrap();
     }
 }
