@@ -363,6 +363,28 @@ driver_test! {
 }
 
 driver_test! {
+    fn with_a_bound_of_one_every_https_listener_serves() {
+        let pki = pki();
+        let server = start(&pki, |cfg, tls| {
+            cfg.workers = 1;
+            tls.max_handshakes = 1;
+            let any = "127.0.0.1:0".parse().unwrap();
+            cfg.listeners = vec![Listener::https(any, tls.clone())];
+        });
+        let addrs = server.local_addrs().to_vec();
+        // Each listener in turn, the other idle: none may wait for the other's next client.
+        for _ in 0..3 {
+            for &addr in addrs.iter().rev() {
+                let r = connect(&pki, addr).request(PLAIN);
+                assert_eq!((r.status, &r.body[..]), (200, HELLO));
+            }
+        }
+        wait_until("no handshake left", || server.stats().tls_handshakes == 0);
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
     fn a_burst_of_clients_past_the_handshake_bound_is_served_whole() {
         let pki = pki();
         let server = start(&pki, |cfg, tls| {

@@ -47,8 +47,11 @@ pub struct TlsConfig {
     /// [`ServerStats::tls_accept_holds`](crate::ServerStats::tls_accept_holds)): new
     /// connections wait in the listen backlog, none is closed, and a flood of handshakes, the
     /// expensive part of TLS, cannot take the worker's time from the connections it already
-    /// serves. Plain HTTP listeners of the same server accept as before. A handshake must also
-    /// finish within [`Config::header_timeout`](crate::Config::header_timeout) of the accept.
+    /// serves. Plain HTTP listeners of the same server accept as before. Under the io_uring
+    /// driver each HTTPS listener keeps one accept armed below the bound, so with several of
+    /// them the bound can be passed by one handshake per further HTTPS listener. A handshake
+    /// must also finish within [`Config::header_timeout`](crate::Config::header_timeout) of
+    /// the accept.
     pub max_handshakes: usize,
     /// The most records one sending key seals before the server sends a `KeyUpdate` (`None`:
     /// the suite's limit, 2^24 records for AES-GCM, which rustls applies too). Lowered, it

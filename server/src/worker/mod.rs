@@ -319,7 +319,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         while https != 0 {
             let i = https.trailing_zeros() as usize;
             https &= https - 1;
-            if !self.base.handshake_room(self.tls[i].as_ref(), 0) {
+            if !self.base.handshake_room(self.tls[i].as_ref()) {
                 ready &= !(1 << i);
             }
         }
@@ -333,7 +333,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         let tls = self.tls[i].as_ref();
         for _ in 0..self.base.cfg.accept_batch {
             if tls.is_some() {
-                let room = self.base.handshake_room(tls, 0);
+                let room = self.base.handshake_room(tls);
                 self.base.hold_handshakes(!room);
                 if !room {
                     return;
@@ -724,17 +724,16 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
     }
 
     /// Whether a listener with `tls` may take another connection now: a plain one always; an
-    /// HTTPS one while the worker's handshakes in progress (those of every HTTPS listener),
-    /// with `coming` more on their way (accepts armed and not yet completed), stay under its
-    /// `max_handshakes`. A connection not taken waits in the listen backlog, where it costs
-    /// the worker nothing and loses nothing.
+    /// HTTPS one while the worker's handshakes in progress (those of every HTTPS listener)
+    /// are under its `max_handshakes`. A connection not taken waits in the listen backlog,
+    /// where it costs the worker nothing and loses nothing.
     #[inline]
-    pub(crate) fn handshake_room(&self, tls: Option<&TlsConfig>, coming: u32) -> bool {
+    pub(crate) fn handshake_room(&self, tls: Option<&TlsConfig>) -> bool {
         let Some(tls) = tls else {
             return true;
         };
         let running = self.counters().tls_handshakes.load(Ordering::Relaxed);
-        running + u64::from(coming) < tls.max_handshakes as u64
+        running < tls.max_handshakes as u64
     }
 
     /// Notes whether accepting on an HTTPS listener is held at the handshake bound; the first

@@ -13,7 +13,7 @@
 //!   (its index in the request's slot field); on an HTTPS listener, one single-shot accept at
 //!   a time, armed only while the worker has room for another handshake
 //!   (`TlsConfig::max_handshakes`), so that connections past the bound wait in the backlog
-//!   instead of being accepted and closed. Accepted sockets
+//!   instead of being accepted and closed (`arm_accept`). Accepted sockets
 //!   inherit `TCP_NODELAY` from the listener (set before it listens: see `server::bind`), so
 //!   there is no setsockopt per connection.
 //! - **Receive:** one multishot receive with buffer select per connection, armed when the
@@ -633,9 +633,11 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
     }
 
     /// Arms the accept of every listener that has none armed. An HTTPS listener's accept is
-    /// armed for one connection, and only while the handshakes in progress and the HTTPS
-    /// accepts armed stay under the bound: past it, connections wait in the backlog, and a
-    /// multishot accept would take them from there all the same.
+    /// armed for one connection, and only while the handshakes in progress are under the
+    /// bound: past it, connections wait in the backlog, where a multishot accept would take
+    /// them all the same. Each HTTPS listener keeps one accept armed below the bound, so that
+    /// none waits for another's next client: with several, the bound can be passed by one
+    /// handshake per further HTTPS listener.
     fn arm_accept(&mut self, now: Instant) -> io::Result<()> {
         // The usual turn: every listener's accept armed.
         if self.accept_armed == self.accept_all
@@ -657,8 +659,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
                     .flags(libc::SOCK_CLOEXEC)
                     .build()
             } else {
-                let coming = (self.accept_armed & self.https_listeners).count_ones();
-                let room = self.base.handshake_room(self.tls[i].as_ref(), coming);
+                let room = self.base.handshake_room(self.tls[i].as_ref());
                 self.base.hold_handshakes(!room);
                 if !room {
                     continue;
