@@ -385,6 +385,34 @@ driver_test! {
 }
 
 driver_test! {
+    fn at_the_handshake_bound_one_listeners_backlog_does_not_hold_up_another() {
+        let pki = pki();
+        let server = start(&pki, |cfg, tls| {
+            cfg.workers = 1;
+            cfg.header_timeout = Duration::from_millis(200);
+            tls.max_handshakes = 1;
+            let any = "127.0.0.1:0".parse().unwrap();
+            cfg.listeners = vec![Listener::https(any, tls.clone())];
+        });
+        let addrs = server.local_addrs().to_vec();
+        // Ten clients that never speak queue on the first listener, each holding the one
+        // place until its handshake's deadline; then one real client on the second.
+        let silent: Vec<_> = (0..10).map(|_| common::connect(addrs[0])).collect();
+        wait_until("the first accepted", || server.stats().connections_accepted == 1);
+        let mut c = connect(&pki, addrs[1]);
+        assert_eq!(c.request(PLAIN).status, 200);
+        let accepted = server.stats().connections_accepted;
+        assert!(
+            accepted <= 3,
+            "the second listener's client waited for {} of the first's",
+            accepted - 1
+        );
+        drop((c, silent));
+        server.stop().unwrap();
+    }
+}
+
+driver_test! {
     fn a_burst_of_clients_past_the_handshake_bound_is_served_whole() {
         let pki = pki();
         let server = start(&pki, |cfg, tls| {

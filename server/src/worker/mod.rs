@@ -104,6 +104,8 @@ pub(crate) struct Worker<F: FreeList, S: Service> {
     accept_ready: u32,
     /// Bit `i`: listener `i` serves HTTPS.
     https_listeners: u32,
+    /// The listener `accept` offers a batch to first.
+    accept_first: u32,
 }
 
 impl<F: FreeList, S: Service> Worker<F, S> {
@@ -142,6 +144,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
             runnable: Vec::with_capacity(n),
             accept_ready,
             https_listeners,
+            accept_first: 0,
         })
     }
 
@@ -299,15 +302,23 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         // deadline running, so it would hold its place there until every waiter got a block.
         // Accepted, it waits in the queue behind them (a slot, no block) with its deadline
         // running like theirs. Each listener that may have connections waiting gets a batch
-        // in turn, with no loop at all when none may (the kept-alive turn).
-        let mut ready = self.accept_ready;
+        // in turn, with no loop at all when none may (the kept-alive turn). The turn starts
+        // after the last listener that took a connection: at the handshake bound a freed
+        // place goes to the first HTTPS listener that asks, and one listener's backlog must
+        // not keep another's clients waiting.
+        let first = self.accept_first;
+        let mut ready = self.accept_ready.rotate_right(first);
         while ready != 0 && self.base.accept_paused_until.is_none() {
-            let i = ready.trailing_zeros() as usize;
+            let i = (ready.trailing_zeros() + first) as usize % 32;
             ready &= ready - 1;
             if i >= self.listeners.len() {
-                return;
+                continue;
             }
+            let free = self.base.free.len();
             self.accept_on(i, now);
+            if self.base.free.len() < free {
+                self.accept_first = ((i + 1) % self.listeners.len()) as u32;
+            }
         }
     }
 
