@@ -526,7 +526,12 @@ driver_test! {
 driver_test! {
     fn the_service_sees_the_client_certificate() {
         let (pki, ca) = (pki(), common::tls::client_ca());
-        let path = std::env::temp_dir().join(format!("server-demo-ca-{}.pem", std::process::id()));
+        // A file of its own for each run: the test runs under both drivers at once in this
+        // process, and one run's removal must not take the other's file.
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("server-demo-ca-{}-{run}.pem", std::process::id());
+        let path = std::env::temp_dir().join(name);
         std::fs::write(&path, &ca.pem).unwrap();
         let verifier = bufslab_tls::client_verifier(&path, true).unwrap();
         std::fs::remove_file(&path).unwrap();
