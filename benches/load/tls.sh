@@ -317,22 +317,36 @@ check_suite() {
   note "wrk negotiates TLSv1.3 $SUITE (nginx's log)"
 }
 
+# What the client asks for in `scenario` over `scheme`: sets URL, and WRK_ARGS (the 16-deep
+# pipeline's script for `pipelined`).
+URL=
+WRK_ARGS=()
+target() { # scenario scheme
+  local path=/plaintext
+  WRK_ARGS=()
+  [[ $1 == json ]] && path=/json
+  [[ $1 == pipelined ]] && WRK_ARGS=(-s "$HERE/pipeline.lua" -- 16)
+  URL=$2://127.0.0.1:$PORT$path
+}
+
+# wrk on the client's CPUs against `target`'s URL for `secs` seconds.
+wrk_for() { # secs
+  taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${1}s" "$URL" "${WRK_ARGS[@]}"
+}
+
 # ---------------------------------------------------------------------------------------------
 # load
 run_load() { # round scenario server scheme
-  local round=$1 scenario=$2 server=$3 scheme=$4 wrk_args=() tag
+  local round=$1 scenario=$2 server=$3 scheme=$4 tag
   tag=$round-$scenario-$server-$scheme
   start_server "$server" "$scheme" "$tag"
-  local path=/plaintext
-  [[ $scenario == json ]] && path=/json
-  [[ $scenario == pipelined ]] && wrk_args=(-s "$HERE/pipeline.lua" -- 16)
-  local url=$scheme://127.0.0.1:$PORT$path
+  target "$scenario" "$scheme"
   # One client run of `secs` seconds: wrk as fast as it goes, or h2load at --rate.
   client() {
     if [[ $RATE == 0 ]]; then
-      taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${1}s" "$url" "${wrk_args[@]}"
+      wrk_for "$1"
     else
-      taskset -c "$CLIENT_CPU" h2load --h1 -c"$CONNECTIONS" -t"$CLIENT_THREADS" --rps="$RATE" -D "$1" "$url"
+      taskset -c "$CLIENT_CPU" h2load --h1 -c"$CONNECTIONS" -t"$CLIENT_THREADS" --rps="$RATE" -D "$1" "$URL"
     fi
   }
   if [[ $WARMUP != 0 ]]; then client "$WARMUP" >/dev/null; fi
@@ -456,18 +470,16 @@ load_summary() {
 # ---------------------------------------------------------------------------------------------
 # instructions
 run_instructions() { # scenario server scheme
-  local scenario=$1 server=$2 scheme=$3 tag dump wrk_args=() path=/plaintext out reqs ir
+  local scenario=$1 server=$2 scheme=$3 tag dump out reqs ir
   tag=instr-$scenario-$server-$scheme
   dump=$OUT/callgrind-$tag.out
-  [[ $scenario == json ]] && path=/json
-  [[ $scenario == pipelined ]] && wrk_args=(-s "$HERE/pipeline.lua" -- 16)
   WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$dump") START_TRIES=1200
   start_server "$server" "$scheme" "$tag"
   WRAP=() START_TRIES=100
-  local url=$scheme://127.0.0.1:$PORT$path
-  taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
+  target "$scenario" "$scheme"
+  wrk_for "$WARMUP" >/dev/null
   callgrind_control -z "$SPID" >/dev/null 2>&1
-  out=$(taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${INSTR_SECS}s" "$url" "${wrk_args[@]}")
+  out=$(wrk_for "$INSTR_SECS")
   callgrind_control -d "$SPID" >/dev/null 2>&1
   stop_server
   echo "$out" >"$OUT/wrk-$tag.txt"
@@ -661,13 +673,11 @@ PROFILE_GROUPS='
   }'
 
 run_profile() { # server scheme scenario
-  local server=$1 scheme=$2 scenario=$3 tag wrk_args=() path=/plaintext
+  local server=$1 scheme=$2 scenario=$3 tag
   tag=profile-$scenario-$server-$scheme
-  [[ $scenario == json ]] && path=/json
-  [[ $scenario == pipelined ]] && wrk_args=(-s "$HERE/pipeline.lua" -- 16)
   start_server "$server" "$scheme" "$tag"
-  local url=$scheme://127.0.0.1:$PORT$path
-  taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" "$url" "${wrk_args[@]}" >/dev/null
+  target "$scenario" "$scheme"
+  wrk_for "$WARMUP" >/dev/null
   local before after out reqs
   before=$(cpu_ticks "$SPID")
   perf stat -e raw_syscalls:sys_enter,context-switches -x, -o "$OUT/$tag.stat" -p "$SPID" \
@@ -676,7 +686,7 @@ run_profile() { # server scheme scenario
   perf record -q -e cpu-clock -F 4999 --call-graph dwarf,8192 -o "$OUT/$tag.data" -p "$SPID" \
     -- sleep "$DURATION" 2>/dev/null &
   local rec=$!
-  out=$(taskset -c "$CLIENT_CPU" wrk -t"$CLIENT_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" "$url" "${wrk_args[@]}")
+  out=$(wrk_for "$DURATION")
   wait "$stat" "$rec" || true
   after=$(cpu_ticks "$SPID")
   stop_server

@@ -28,6 +28,25 @@ fn start(pki: &Pki, tweak: impl FnOnce(&mut Config, &mut TlsConfig)) -> ServerHa
     common::start(cfg)
 }
 
+/// One worker serving HTTPS with at most `max_handshakes` handshakes at once; `more` adds to
+/// its configuration (a second listener, a deadline) with the TLS configuration at hand.
+fn start_bounded(
+    pki: &Pki,
+    max_handshakes: usize,
+    more: impl FnOnce(&mut Config, &TlsConfig),
+) -> ServerHandle {
+    start(pki, |cfg, tls| {
+        cfg.workers = 1;
+        tls.max_handshakes = max_handshakes;
+        more(cfg, tls);
+    })
+}
+
+/// A free port on loopback, for a second listener.
+fn any_port() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
 /// The TLS 1.2 suites rustls offers for the test's ECDSA certificate.
 const TLS12_SUITES: [rustls::SupportedCipherSuite; 3] = [
     rustls::crypto::ring::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
@@ -334,10 +353,8 @@ driver_test! {
 driver_test! {
     fn past_the_handshake_bound_connections_wait_in_the_backlog() {
         let pki = pki();
-        let server = start(&pki, |cfg, tls| {
-            cfg.workers = 1;
-            cfg.listeners = vec![Listener::plain("127.0.0.1:0".parse().unwrap())];
-            tls.max_handshakes = 1;
+        let server = start_bounded(&pki, 1, |cfg, _| {
+            cfg.listeners = vec![Listener::plain(any_port())];
         });
         let addr = server.local_addr();
         let mut served = connect(&pki, addr);
@@ -371,11 +388,8 @@ driver_test! {
 driver_test! {
     fn with_a_bound_of_one_every_https_listener_serves() {
         let pki = pki();
-        let server = start(&pki, |cfg, tls| {
-            cfg.workers = 1;
-            tls.max_handshakes = 1;
-            let any = "127.0.0.1:0".parse().unwrap();
-            cfg.listeners = vec![Listener::https(any, tls.clone())];
+        let server = start_bounded(&pki, 1, |cfg, tls| {
+            cfg.listeners = vec![Listener::https(any_port(), tls.clone())];
         });
         let addrs = server.local_addrs().to_vec();
         // Each listener in turn, the other idle: none may wait for the other's next client.
@@ -393,12 +407,9 @@ driver_test! {
 driver_test! {
     fn at_the_handshake_bound_one_listeners_backlog_does_not_hold_up_another() {
         let pki = pki();
-        let server = start(&pki, |cfg, tls| {
-            cfg.workers = 1;
+        let server = start_bounded(&pki, 1, |cfg, tls| {
             cfg.header_timeout = Duration::from_millis(200);
-            tls.max_handshakes = 1;
-            let any = "127.0.0.1:0".parse().unwrap();
-            cfg.listeners = vec![Listener::https(any, tls.clone())];
+            cfg.listeners = vec![Listener::https(any_port(), tls.clone())];
         });
         let addrs = server.local_addrs().to_vec();
         // Ten clients that never speak queue on the first listener, each holding the one
@@ -421,10 +432,7 @@ driver_test! {
 driver_test! {
     fn a_burst_of_clients_past_the_handshake_bound_is_served_whole() {
         let pki = pki();
-        let server = start(&pki, |cfg, tls| {
-            cfg.workers = 1;
-            tls.max_handshakes = 2;
-        });
+        let server = start_bounded(&pki, 2, |_, _| {});
         let addr = server.local_addr();
         let clients: Vec<_> = (0..24)
             .map(|_| {
@@ -581,12 +589,14 @@ driver_test! {
 driver_test! {
     fn plain_http_and_https_listeners_in_one_server() {
         let pki = pki();
-        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let mut cfg = Config {
             tls: Some(tls_config(&pki)),
             ..common::config()
         };
-        cfg.listeners = vec![Listener::plain(any), Listener::https(any, tls_config(&pki))];
+        cfg.listeners = vec![
+            Listener::plain(any_port()),
+            Listener::https(any_port(), tls_config(&pki)),
+        ];
         let server = bufslab_server::Server::start(cfg, |_: bufslab_server::WorkerInfo| TlsEcho)
             .expect("server starts");
         let addrs = server.local_addrs().to_vec();

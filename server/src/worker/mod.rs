@@ -102,8 +102,6 @@ pub(crate) struct Worker<F: FreeList, S: Service> {
     runnable: Vec<u32>,
     /// Bit `i`: listener `i` may have connections waiting.
     accept_ready: u32,
-    /// Bit `i`: listener `i` serves HTTPS.
-    https_listeners: u32,
     /// The listener `accept` offers a batch to first.
     accept_first: u32,
 }
@@ -130,7 +128,6 @@ impl<F: FreeList, S: Service> Worker<F, S> {
         let accept_ready = (1u32 << mine.len()) - 1;
         let n = cfg.max_conns;
         let tls = listener_tls(&cfg);
-        let https_listeners = https_listeners(&tls);
         let base = WorkerBase::new(id, pool.local_cache(), shared, cfg, app);
         let conns = (0..n)
             .map(|slot| EpollConn::new(base.parser(), slot, base.cfg.out_blocks))
@@ -143,7 +140,6 @@ impl<F: FreeList, S: Service> Worker<F, S> {
             conns,
             runnable: Vec::with_capacity(n),
             accept_ready,
-            https_listeners,
             accept_first: 0,
         })
     }
@@ -326,11 +322,14 @@ impl<F: FreeList, S: Service> Worker<F, S> {
     /// but for the HTTPS listeners held at the handshake bound.
     fn acceptable(&self) -> u32 {
         let mut ready = self.accept_ready;
-        let mut https = ready & self.https_listeners;
-        while https != 0 {
-            let i = https.trailing_zeros() as usize;
-            https &= https - 1;
-            if !self.base.handshake_room(self.tls[i].as_ref()) {
+        let mut each = ready;
+        while each != 0 {
+            let i = each.trailing_zeros() as usize;
+            each &= each - 1;
+            if !self
+                .base
+                .handshake_room(self.tls.get(i).and_then(Option::as_ref))
+            {
                 ready &= !(1 << i);
             }
         }
@@ -343,12 +342,8 @@ impl<F: FreeList, S: Service> Worker<F, S> {
     fn accept_on(&mut self, i: usize, now: Instant) {
         let tls = self.tls[i].as_ref();
         for _ in 0..self.base.cfg.accept_batch {
-            if tls.is_some() {
-                let room = self.base.handshake_room(tls);
-                self.base.hold_handshakes(!room);
-                if !room {
-                    return;
-                }
+            if !self.base.may_start_handshake(tls) {
+                return;
             }
             match self.listeners[i].accept() {
                 Ok((mut sock, _peer)) => {
@@ -552,7 +547,7 @@ pub(crate) struct WorkerBase<F: FreeList, S: Service> {
     pool_retry_at: Option<Instant>,
     pub(crate) accept_paused_until: Option<Instant>,
     /// Accepting on an HTTPS listener waits for a handshake to end (see
-    /// [`hold_handshakes`](Self::hold_handshakes)).
+    /// [`may_start_handshake`](Self::may_start_handshake)).
     handshakes_held: bool,
     pub(crate) shutdown_deadline: Option<Instant>,
     pub(crate) next_evict: Option<Instant>,
@@ -747,16 +742,21 @@ impl<F: FreeList, S: Service> WorkerBase<F, S> {
         running < tls.max_handshakes as u64
     }
 
-    /// Notes whether accepting on an HTTPS listener is held at the handshake bound; the first
-    /// hold after accepting is counted ([`ServerStats::tls_accept_holds`]).
+    /// [`handshake_room`](Self::handshake_room) for a listener about to accept: on an HTTPS
+    /// one, the first `false` after accepting is counted as a hold
+    /// ([`ServerStats::tls_accept_holds`]).
     ///
     /// [`ServerStats::tls_accept_holds`]: crate::ServerStats::tls_accept_holds
     #[inline]
-    pub(crate) fn hold_handshakes(&mut self, held: bool) {
-        if held && !self.handshakes_held {
-            WorkerCounters::add(&self.counters().tls_accept_holds, 1);
+    pub(crate) fn may_start_handshake(&mut self, tls: Option<&TlsConfig>) -> bool {
+        let room = self.handshake_room(tls);
+        if tls.is_some() {
+            if !room && !self.handshakes_held {
+                WorkerCounters::add(&self.counters().tls_accept_holds, 1);
+            }
+            self.handshakes_held = !room;
         }
-        self.handshakes_held = held;
+        room
     }
 
     /// A free slot for a new connection; `None` (counted as rejected) at max-conns.
@@ -827,13 +827,6 @@ pub(crate) fn listener_tls(cfg: &Config) -> Vec<Option<TlsConfig>> {
     (0..cfg.listener_count())
         .map(|i| cfg.listener(i).1.cloned())
         .collect()
-}
-
-/// A bit for each listener in `tls` that serves HTTPS.
-pub(crate) fn https_listeners(tls: &[Option<TlsConfig>]) -> u32 {
-    (0..tls.len())
-        .filter(|&i| tls[i].is_some())
-        .fold(0, |mask, i| mask | 1 << i)
 }
 
 /// `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`: the system, not the peer, is out of something.

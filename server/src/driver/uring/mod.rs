@@ -79,8 +79,7 @@ use crate::timer::TimerKind;
 use crate::tls::TlsConfig;
 use crate::wait_queue::WaitQueue;
 use crate::worker::{
-    deliver_answers, env, https_listeners, listener_tls, wake_pool_waiters, App, PoolWaiters,
-    WorkerBase,
+    deliver_answers, env, listener_tls, wake_pool_waiters, App, PoolWaiters, WorkerBase,
 };
 
 mod close;
@@ -442,11 +441,8 @@ pub(crate) struct UringWorker<F: FreeList, S: Service> {
     accept_armed: u32,
     /// A bit for each listener: `accept_armed` in the usual turn.
     accept_all: u32,
-    /// Bit `i`: listener `i` serves HTTPS. Its accept takes one connection at a time, armed
-    /// only while the worker has room for another handshake (see `arm_accept`); a plain
-    /// listener's accept is multishot.
-    https_listeners: u32,
-    /// Each listener's TLS (see `worker::listener_tls`).
+    /// Each listener's TLS (see `worker::listener_tls`): an HTTPS listener's accept takes one
+    /// connection at a time (see `arm_accept`), a plain one's is multishot.
     tls: Vec<Option<TlsConfig>>,
     /// The poll on the mailbox's eventfd is armed.
     wake_armed: bool,
@@ -484,7 +480,6 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
         let n = cfg.max_conns;
         let parked = VecDeque::with_capacity(bufs.entries());
         let base = WorkerBase::new(id, cache, shared, cfg, app);
-        let tls = listener_tls(&base.cfg);
         Ok(UringWorker {
             ring,
             bufs,
@@ -492,8 +487,7 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
             accept_all: (1u32 << listeners.len()) - 1,
             listeners: listeners.into_iter().map(Some).collect(),
             accept_armed: 0,
-            https_listeners: https_listeners(&tls),
-            tls,
+            tls: listener_tls(&base.cfg),
             wake_armed: false,
             conns: (0..n)
                 .map(|slot| UConn::new(base.parser(), slot, base.cfg.out_blocks))
@@ -654,19 +648,17 @@ impl<F: FreeList, S: Service> UringWorker<F, S> {
                 continue;
             }
             let fd = types::Fd(listener.as_raw_fd());
-            let sqe = if self.https_listeners & (1 << i) == 0 {
+            let tls = self.tls[i].as_ref();
+            let sqe = if tls.is_none() {
                 opcode::AcceptMulti::new(fd)
                     .flags(libc::SOCK_CLOEXEC)
                     .build()
-            } else {
-                let room = self.base.handshake_room(self.tls[i].as_ref());
-                self.base.hold_handshakes(!room);
-                if !room {
-                    continue;
-                }
+            } else if self.base.may_start_handshake(tls) {
                 opcode::Accept::new(fd, std::ptr::null_mut(), std::ptr::null_mut())
                     .flags(libc::SOCK_CLOEXEC)
                     .build()
+            } else {
+                continue;
             };
             let sqe = sqe.user_data(user_data(ACCEPT, 0, i));
             // SAFETY: the request names no memory; the listener stays open until the accept's
