@@ -310,9 +310,7 @@ impl<F: FreeList, S: Service> Worker<F, S> {
             if i >= self.listeners.len() {
                 continue;
             }
-            let free = self.base.free.len();
-            self.accept_on(i, now);
-            if self.base.free.len() < free {
+            if self.accept_on(i, now) {
                 self.accept_first = ((i + 1) % self.listeners.len()) as u32;
             }
         }
@@ -338,12 +336,14 @@ impl<F: FreeList, S: Service> Worker<F, S> {
 
     /// Accepts up to a batch of connections on listener `i`. An HTTPS listener stops at the
     /// handshake bound with its `accept_ready` bit still set: its connections wait in the
-    /// backlog, and the first turn after a handshake ends takes them.
-    fn accept_on(&mut self, i: usize, now: Instant) {
+    /// backlog, and the first turn after a handshake ends takes them. Whether a connection
+    /// was taken (and opened).
+    fn accept_on(&mut self, i: usize, now: Instant) -> bool {
         let tls = self.tls[i].as_ref();
+        let mut took = false;
         for _ in 0..self.base.cfg.accept_batch {
             if !self.base.may_start_handshake(tls) {
-                return;
+                return took;
             }
             match self.listeners[i].accept() {
                 Ok((mut sock, _peer)) => {
@@ -372,21 +372,23 @@ impl<F: FreeList, S: Service> Worker<F, S> {
                         continue;
                     }
                     self.base.opened(slot, now);
+                    took = true;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.accept_ready &= !(1 << i);
-                    return;
+                    return took;
                 }
                 Err(e) if is_resource_exhaustion(&e) => {
                     // Out of descriptors: the pending connection stays in the backlog, and
                     // retrying now would spin. Pause and let closes free descriptors.
                     self.base.accept_backoff(now);
-                    return;
+                    return took;
                 }
                 // The peer gave up before we accepted, or a signal: next one.
                 Err(_) => {}
             }
         }
+        took
     }
 
     /// Closes a connection and frees its slot and blocks.
